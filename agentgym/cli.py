@@ -1,0 +1,330 @@
+"""The `agentgym` command line. Plugins add verbs through the `agentgym.commands` entry-point group and task
+formats through `agentgym.importers`; both are loaded only when used."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from agentgym.registry import COMMAND_GROUP, IMPORTER_GROUP, entry_points, resolve_callable
+
+console = Console()
+
+# Verbs of the core distribution that live in their own modules (imported only when used).
+_BUILTIN_COMMANDS = {
+    "sandbox": "agentgym.sandbox.cli:sandbox",
+    "eval": "agentgym.evaluate:eval_command",
+    "export": "agentgym.evaluate:export_command",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose extra commands are imported on first use, so `agentgym --help` stays fast."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, entry_point_group: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+        self.entry_point_group = entry_point_group
+
+    def _lazy_commands(self) -> dict[str, str]:
+        found = dict(self.lazy)
+        if self.entry_point_group:
+            for entry_point in entry_points(self.entry_point_group):
+                found.setdefault(entry_point.name, entry_point.value)
+        return found
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._lazy_commands()))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        if command is not None:
+            return command
+        reference = self._lazy_commands().get(name)
+        if reference is None:
+            return None
+        try:
+            loaded = resolve_callable(reference)
+        except (ImportError, AttributeError) as error:
+            message = f"the command {name!r} ({reference}) could not be loaded: {error}"
+
+            @click.command(name=name, help=f"(unavailable: {error})")
+            def unavailable() -> None:
+                raise click.ClickException(message + ". Reinstall with `make install`.")
+
+            return unavailable
+        if not isinstance(loaded, click.Command):
+            raise click.ClickException(f"{reference} is not a click command")
+        return loaded
+
+
+def parse_assignments(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`KEY=VALUE` pairs to a dict; values are JSON when they parse as JSON, else strings."""
+    result: dict[str, Any] = {}
+    for pair in pairs:
+        key, separator, value = pair.partition("=")
+        if not separator or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. --env-arg split=test)")
+        try:
+            result[key] = json.loads(value)
+        except json.JSONDecodeError:
+            result[key] = value
+    return result
+
+
+def make_env(env_id: str, env_args: tuple[str, ...] = ()) -> Any:
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers every plugin's envs)
+    from agentgym.registry import env_record
+
+    try:
+        env_record(env_id)
+        return gym.make(env_id, **parse_assignments(env_args))
+    except KeyError as error:
+        raise click.ClickException(str(error.args[0])) from None
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        raise click.ClickException(f"could not make {env_id}: {error}") from None
+
+
+@click.group(cls=LazyGroup, lazy=_BUILTIN_COMMANDS, entry_point_group=COMMAND_GROUP,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agentgym")
+def main() -> None:
+    """agentgym: verifiable tool-use environments for training LLM agents with RL.
+
+    \b
+    Examples:
+      agentgym list
+      agentgym info SQL-v0
+      agentgym play SQL-v0 --seed 3
+      agentgym check SQL-v0
+      agentgym eval SQL-v0 --agent oracle --n 20 --out runs/oracle
+    """
+
+
+@main.command("list")
+@click.option("--count/--no-count", default=True, help="Instantiate each env to count its tasks.")
+def list_command(count: bool) -> None:
+    """List every registered env, its task count and the distribution that registered it.
+
+    Example: agentgym list
+    """
+    from agentgym.registry import plugin_failures, registered
+
+    table = Table(title="agentgym environments")
+    for column in ("env", "tasks", "families", "distribution", "description"):
+        table.add_column(column)
+    for record in registered():
+        tasks = families = "-"
+        if count:
+            try:
+                env = make_env(record.id)
+                task_set = env.unwrapped.task_set
+                tasks, families = str(len(task_set)), str(len(task_set.families()))
+                env.close()
+            except (click.ClickException, Exception) as error:  # one broken env must not hide the others
+                tasks = f"error: {getattr(error, 'message', error)}"[:80]
+        table.add_row(record.id, tasks, families, record.distribution, record.description)
+    console.print(table)
+    failures = plugin_failures()
+    if failures:
+        console.print("[bold red]Plugins that failed to load:[/]")
+        for failure in failures:
+            console.print(f"  {failure.name} ({failure.distribution}, {failure.value}): {failure.error}")
+
+
+@main.command()
+@click.argument("env_id")
+@click.option("--env-arg", "env_args", multiple=True, help="KEY=VALUE passed to gym.make (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def info(env_id: str, env_args: tuple[str, ...], as_json: bool) -> None:
+    """Show an env's tools (with JSON schemas), task families and splits.
+
+    Example: agentgym info SQL-v0
+    """
+    from agentgym.registry import env_record
+
+    env = make_env(env_id, env_args)
+    inner = env.unwrapped
+    task_set = inner.task_set
+    record = env_record(env_id)
+    summary = {
+        "id": record.id, "distribution": record.distribution, "tasks": len(task_set),
+        "families": task_set.counts("family"), "splits": task_set.counts("split"),
+        "difficulty": task_set.counts("difficulty"), "max_turns": inner.max_turns, "tools": inner.tool_schemas,
+    }
+    env.close()
+    if as_json:
+        click.echo(json.dumps(summary, indent=1))
+        return
+    console.print(f"[bold]{record.id}[/] from {record.distribution}: {len(task_set)} tasks, "
+                  f"max {inner.max_turns} turns")
+    for key in ("splits", "families", "difficulty"):
+        console.print(f"[bold]{key}:[/] " + ", ".join(f"{name} ({n})" for name, n in summary[key].items()))
+    console.print("[bold]tools:[/]")
+    for schema in summary["tools"]:
+        function = schema["function"]
+        console.print(f"  [cyan]{function['name']}[/]: {function['description'].splitlines()[0]}")
+        console.print("    " + json.dumps(function["parameters"]))
+
+
+@main.command()
+@click.argument("env_id")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--task-id", default=None, help="Play this task instead of a seeded random one.")
+@click.option("--env-arg", "env_args", multiple=True, help="KEY=VALUE passed to gym.make (repeatable).")
+def play(env_id: str, seed: int, task_id: str | None, env_args: tuple[str, ...]) -> None:
+    """Play an env yourself: type tool calls, read observations, rewards and the reward breakdown.
+
+    \b
+    Type a call as JSON ({"name": "list_tables", "arguments": {}}) or as
+    NAME key=value ... (for example: describe_table table=patients). Commands: :tools, :quit.
+    Example: agentgym play SQL-v0 --seed 3
+    """
+    env = make_env(env_id, env_args)
+    observation, info = env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
+    console.print(f"[bold]task {info['task_id']}[/] ({info['family']}, {info['difficulty']})")
+    console.print(observation)
+    tools = [schema["function"]["name"] for schema in info["tools"]]
+    console.print(f"[dim]tools: {', '.join(tools)}[/]")
+    while True:
+        try:
+            line = click.prompt("action", prompt_suffix="> ", default="", show_default=False)
+        except (EOFError, click.Abort):
+            break
+        if line.strip() in (":quit", ":q"):
+            break
+        if line.strip() == ":tools":
+            console.print_json(json.dumps(info["tools"]))
+            continue
+        action: Any = line
+        first, _, rest = line.strip().partition(" ")
+        if first in tools and not line.strip().startswith(("{", "[", "<")):
+            try:
+                action = {"name": first, "arguments": parse_assignments(tuple(rest.split()))}
+            except click.BadParameter as error:
+                console.print(f"[red]{error.message}[/]")
+                continue
+        observation, reward, terminated, truncated, info = env.step(action)
+        console.print(observation, markup=False)
+        if terminated or truncated:
+            console.print(f"[bold]episode over[/] reward={reward:.3f} terminated={terminated} "
+                          f"truncated={truncated}")
+            console.print_json(json.dumps(info["reward_breakdown"]))
+            break
+    env.close()
+
+
+@main.command()
+@click.argument("env_id")
+@click.option("--samples", default=20, show_default=True, help="Tasks the oracle must solve (0 = all).")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--env-arg", "env_args", multiple=True, help="KEY=VALUE passed to gym.make (repeatable).")
+def check(env_id: str, samples: int, seed: int, env_args: tuple[str, ...]) -> None:
+    """Run Gymnasium's check_env plus agentgym's invariants; exit 1 if any fails.
+
+    Example: agentgym check SQL-v0 --samples 50
+    """
+    from agentgym.check import run_checks
+
+    make_env(env_id, env_args).close()  # a clear error for an unknown env before the checks start
+    results = run_checks(env_id, samples=samples, seed=seed, env_kwargs=parse_assignments(env_args))
+    for result in results:
+        mark = "[green]PASS[/]" if result.ok else "[red]FAIL[/]"
+        console.print(f"{mark} {result.name}: {result.detail}", highlight=False)
+    if not all(result.ok for result in results):
+        sys.exit(1)
+
+
+@main.group(cls=LazyGroup)
+def tasks() -> None:
+    """Generate and import task sets (JSONL)."""
+
+
+@tasks.command("generate")
+@click.argument("env_id")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--store", default=None, help="Data to build tasks over (e.g. a FHIR store directory).")
+@click.option("--option", "options", multiple=True, help="KEY=VALUE passed to the generator (repeatable).")
+def tasks_generate(env_id: str, seed: int, out: Path, store: str | None, options: tuple[str, ...]) -> None:
+    """Generate an env's tasks deterministically from a seed.
+
+    Example: agentgym tasks generate SQL-v0 --seed 0 --out sql.jsonl
+    """
+    import agentgym  # noqa: F401
+    from agentgym.registry import env_record
+    from agentgym.tasks import TaskSet, save_tasks
+
+    try:
+        record = env_record(env_id)
+    except KeyError as error:
+        raise click.ClickException(str(error.args[0])) from None
+    if record.generator is None:
+        raise click.ClickException(f"{env_id} does not generate tasks (its plugin registered no generator)")
+    arguments = parse_assignments(options)
+    if store is not None:
+        arguments["store"] = store
+    generated = resolve_callable(record.generator)(seed=seed, **arguments)
+    written = save_tasks(generated, out)
+    task_set = TaskSet.from_file(out)
+    console.print(f"wrote {written} tasks to {out}")
+    for family, n in task_set.counts("family").items():
+        console.print(f"  {family}: {n}")
+
+
+tasks.add_command(LazyGroup(name="import", entry_point_group=IMPORTER_GROUP,
+                            help="Import a public benchmark's files as a task set: agentgym tasks import FORMAT SRC "
+                                 "--out T.jsonl"))
+
+
+@main.command()
+@click.option("--episodes", default=20, show_default=True, help="Episodes per agent and env.")
+@click.option("--seed", default=0, show_default=True)
+def demo(episodes: int, seed: int) -> None:
+    """Run the oracle and random agents on every registered env and print a table.
+
+    Example: agentgym demo --episodes 20
+    """
+    import gymnasium as gym
+
+    from agentgym.agents import OracleAgent, RandomAgent
+    from agentgym.registry import plugin_failures, registered
+    from agentgym.rollout import run_episode
+
+    table = Table(title="agentgym demo")
+    for column in ("env", "tasks", "oracle success", "random success"):
+        table.add_column(column)
+    failed = False
+    for record in registered():
+        try:
+            env = gym.make(record.id)
+        except Exception as error:  # show the broken env in the table and go on with the others
+            table.add_row(record.id, f"error: {error}"[:60], "-", "-")
+            failed = True
+            continue
+        count = len(env.unwrapped.task_set)
+        rates = []
+        for agent in (OracleAgent(), RandomAgent(seed=seed)):
+            wins = sum(run_episode(env, agent, seed=seed + index).success for index in range(episodes))
+            rates.append(wins / episodes)
+        env.close()
+        table.add_row(record.id, str(count), f"{rates[0]:.2f}", f"{rates[1]:.2f}")
+        failed |= rates[0] < 1.0
+    console.print(table)
+    for failure in plugin_failures():
+        console.print(f"[red]plugin {failure.name} failed to load: {failure.error}[/]")
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

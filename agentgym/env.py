@@ -1,0 +1,281 @@
+"""`ToolEnv`: the Gymnasium environment every agentgym domain is built on.
+
+One episode is one task. `reset` picks the task and returns its prompt; each `step` takes what the model
+produced, runs the tool calls in it, and returns their rendered results. The episode ends when a terminal
+tool (`submit`) is called; `max_turns` truncates it. Malformed actions never raise: they become error
+observations and count as a turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from agentgym.actions import CODE_TOOL, ActionParser, ParsedAction, ToolCall, parse_action
+from agentgym.rewards import Score, combine, verify
+from agentgym.spaces import UnicodeText
+from agentgym.tasks import Task, TaskSet
+from agentgym.tools import DEFAULT_OUTPUT_LIMIT, Tool, ToolError, ToolOutcome, as_tool, cap_text, submit
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are an agent that solves tasks by calling tools. Call one or more tools per turn; you will see their "
+    "results. When you have the final answer, call `submit` with it."
+)
+CODE_SYSTEM_SUFFIX = " You may also write a ```python code block; it runs and you see its output."
+
+
+class ToolEnv(gym.Env[str, Any]):
+    """A multi-turn tool-use environment over a set of verifiable tasks.
+
+    Args:
+        tasks: A list of `Task`, a `TaskSet`, or the path of a JSONL task file.
+        tools: `Tool`s (or typed functions) the agent may call. A `submit(answer)` tool is added when none of
+            them is terminal.
+        split: Keep only tasks of this split ("train", "test", ...).
+        families: Keep only tasks of these families.
+        max_turns: Turns (actions) before the episode is truncated.
+        code: Accept CodeAct ```python blocks, run by `execute_code`.
+        reward_weights: Weights of shaping components added to the reward (default: none; reward = verifier).
+        system_prompt: The system message of the conversation.
+        output_limit: Most characters of one tool result the agent sees.
+        parser: Replaces `agentgym.actions.parse_action`.
+        render_mode: "ansi" (returns the transcript) or "human" (prints it).
+    """
+
+    metadata = {"render_modes": ["ansi", "human"]}
+
+    def __init__(
+        self,
+        tasks: TaskSet | Sequence[Task] | str | Path,
+        tools: Sequence[Tool | Any] = (),
+        *,
+        split: str | None = None,
+        families: Sequence[str] | None = None,
+        max_turns: int = 20,
+        code: bool = False,
+        reward_weights: Mapping[str, float] | None = None,
+        system_prompt: str | None = None,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+        parser: ActionParser | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if render_mode not in (None, "ansi", "human"):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        self.task_set = TaskSet.coerce(tasks).filter(split=split, families=families)
+        self.tools: dict[str, Tool] = {}
+        for candidate in tools:
+            item = as_tool(candidate)
+            if item.name in self.tools:
+                raise ValueError(f"two tools are named {item.name!r}")
+            self.tools[item.name] = item
+        if not any(item.terminal for item in self.tools.values()):
+            self.tools[submit.name] = submit
+        self.max_turns = max_turns
+        self.code = code
+        self.reward_weights = dict(reward_weights or {})
+        self.output_limit = output_limit
+        self.parser = parser or parse_action
+        self.render_mode = render_mode
+        self.system_prompt = (system_prompt or DEFAULT_SYSTEM_PROMPT) + (CODE_SYSTEM_SUFFIX if code else "")
+        self.tool_schemas: list[dict[str, Any]] = [item.schema for item in self.tools.values()]
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+        self.task: Task | None = None
+        self.state: Any = None
+        self._episode_open = False
+        self._closed = False
+        self._reset_counters()
+
+    # ----------------------------------------------------------------- override points for domain envs
+    def begin_episode(self, task: Task) -> Any:
+        """Build the state tools receive for `task` (a connection, a copy of a store, a sandbox)."""
+        return None
+
+    def end_episode(self, state: Any) -> None:
+        """Release what `begin_episode` made. Called on the next `reset` and on `close`."""
+
+    def verify(self, task: Task, submission: Any, state: Any) -> Score:
+        """Score the submission; by default with the task's named verifier."""
+        return verify(task, submission, state)
+
+    def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
+        """Per-call process signals in [0, 1] for the breakdown (domain-specific; none by default)."""
+        return {}
+
+    def execute_code(self, code: str, state: Any) -> str:
+        """Run one CodeAct block and return its output. Domains with `code=True` implement this."""
+        raise ToolError("this environment does not run code; call its tools instead")
+
+    # ----------------------------------------------------------------- the Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        self._finish_episode()
+        options = dict(options or {})
+        self.task = self._choose_task(options)
+        self._reset_counters()
+        self.state = self.begin_episode(self.task)
+        self._episode_open = True
+        self._messages = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": self.task.prompt},
+        ]
+        return self.task.prompt, self._info()
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self.task is None or not self._episode_open:
+            raise RuntimeError("call reset() before step(); the episode is over or has not started")
+        self._turn += 1
+        parsed = self.parser(action, code=self.code)
+        self._append_assistant(action, parsed)
+        terminated = False
+        submission: Any = None
+        step_reward = 0.0
+        if parsed.error is not None:
+            self._format_errors += 1
+            observation = parsed.error + self._tool_hint()
+            self._messages.append({"role": "user", "content": observation})
+        else:
+            rendered: list[str] = []
+            for index, call in enumerate(parsed.calls):
+                outcome = self._dispatch(call)
+                tool_message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id or f"call_{index}",
+                                                "name": call.name, "content": outcome.text}
+                self._messages.append(tool_message)
+                rendered.append(outcome.text if len(parsed.calls) == 1 else f"[{call.name}] {outcome.text}")
+                tool = self.tools.get(call.name)
+                if outcome.ok and tool is not None and tool.terminal:
+                    terminated, submission = True, outcome.value
+                    break
+            observation = "\n\n".join(rendered)
+        truncated = not terminated and self._turn >= self.max_turns
+        if terminated or truncated:
+            score = self.verify(self.task, submission, self.state) if terminated else Score(0.0, message="truncated")
+            self._breakdown = self._final_breakdown(score, submitted=terminated)
+            step_reward = combine(score.value, self._breakdown, self.reward_weights)
+            self._episode_open = False
+        info = self._info()
+        if self.render_mode == "human":
+            print(self.render())
+        return observation, step_reward, terminated, truncated, info
+
+    def render(self) -> str | None:  # type: ignore[override]
+        if self.render_mode is None:
+            return None
+        lines = []
+        for message in getattr(self, "_messages", []):
+            content = message.get("content") or ""
+            if message.get("tool_calls"):
+                content += " " + " ".join(
+                    f"{c['function']['name']}({c['function']['arguments']})" for c in message["tool_calls"]
+                )
+            lines.append(f"[{message['role']}] {content}")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        """Release the episode's resources. Safe to call any number of times."""
+        if self._closed:
+            return
+        self._finish_episode()
+        self._closed = True
+        super().close()
+
+    # ----------------------------------------------------------------- internals
+    def _choose_task(self, options: dict[str, Any]) -> Task:
+        tasks = self.task_set
+        if "task_id" in options:
+            return tasks.get(str(options["task_id"]))
+        if options.get("split") or options.get("families"):
+            tasks = tasks.filter(split=options.get("split"), families=options.get("families"))
+        if "index" in options:
+            return tasks[int(options["index"]) % len(tasks)]
+        return tasks.sample(self.np_random)
+
+    def _finish_episode(self) -> None:
+        if self.task is not None and self.state is not None:
+            state, self.state = self.state, None
+            self.end_episode(state)
+        self._episode_open = False
+
+    def _reset_counters(self) -> None:
+        self._turn = 0
+        self._format_errors = 0
+        self._calls = 0
+        self._schema_errors = 0
+        self._failed_calls = 0
+        self._process: dict[str, list[float]] = {}
+        self._breakdown: dict[str, float] = {}
+        self._messages: list[dict[str, Any]] = []
+
+    def _dispatch(self, call: ToolCall) -> ToolOutcome:
+        self._calls += 1
+        if call.name == CODE_TOOL and self.code and CODE_TOOL not in self.tools:
+            code = call.arguments.get("code") if isinstance(call.arguments, dict) else None
+            if not isinstance(code, str):
+                outcome = ToolOutcome("Error: a code call needs a 'code' string", ok=False, error_kind="arguments")
+            else:
+                try:
+                    outcome = ToolOutcome(cap_text(self.execute_code(code, self.state), self.output_limit), ok=True)
+                except ToolError as error:
+                    outcome = ToolOutcome(f"Error: {error}", ok=False, error_kind="tool_error")
+        elif call.name not in self.tools:
+            available = ", ".join(self.tools)
+            outcome = ToolOutcome(f"Error: unknown tool {call.name[:100]!r}; available: {available}.",
+                                  ok=False, error_kind="unknown_tool")
+        else:
+            outcome = self.tools[call.name].invoke(self.state, call.arguments)
+            if len(outcome.text) > self.output_limit:
+                outcome = ToolOutcome(cap_text(outcome.text, self.output_limit), outcome.ok, outcome.value,
+                                      outcome.error_kind)
+        if outcome.error_kind in ("unknown_tool", "arguments"):
+            self._schema_errors += 1
+        elif not outcome.ok:
+            self._failed_calls += 1
+        for name, value in self.process_signals(call, outcome, self.state).items():
+            self._process.setdefault(name, []).append(float(value))
+        return outcome
+
+    def _append_assistant(self, action: Any, parsed: ParsedAction) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": parsed.text}
+        if parsed.calls:
+            message["tool_calls"] = [call.to_openai(index) for index, call in enumerate(parsed.calls)]
+        self._messages.append(message)
+
+    def _tool_hint(self) -> str:
+        return " Available tools: " + ", ".join(self.tools) + "."
+
+    def _final_breakdown(self, score: Score, *, submitted: bool) -> dict[str, float]:
+        calls = max(self._calls, 1)
+        breakdown = {
+            "answer": score.value,
+            "format": 1.0 - self._format_errors / max(self._turn, 1),
+            "schema": 1.0 - self._schema_errors / calls if self._calls else 0.0,
+            "execution": 1.0 - (self._schema_errors + self._failed_calls) / calls if self._calls else 0.0,
+            "submitted": float(submitted),
+        }
+        for name, values in sorted(self._process.items()):
+            breakdown[f"process/{name}"] = sum(values) / len(values)
+        if self._process:
+            means = [breakdown[f"process/{name}"] for name in self._process]
+            breakdown["process"] = sum(means) / len(means)
+        for name, value in sorted(score.components.items()):
+            breakdown[f"verifier/{name}"] = float(value)
+        return breakdown
+
+    def _info(self) -> dict[str, Any]:
+        task = self.task
+        assert task is not None
+        return {
+            "task_id": task.id,
+            "family": task.family,
+            "split": task.split,
+            "difficulty": task.difficulty,
+            "turn": self._turn,
+            "tools": self.tool_schemas,
+            "messages": list(self._messages),
+            "reward_breakdown": dict(self._breakdown),
+        }

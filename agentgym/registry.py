@@ -1,0 +1,147 @@
+"""Environment registration and plugin discovery.
+
+Plugins (the built-in domains included) declare a zero-argument callable in the `agentgym.envs` entry-point
+group; it calls `agentgym.register(...)`. `load_plugins()` runs them all once, recording which distribution
+registered each env and which plugins failed (shown by `agentgym list`, never silently dropped).
+"""
+
+from __future__ import annotations
+
+import importlib
+import traceback
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+import gymnasium as gym
+
+ENV_GROUP = "agentgym.envs"
+COMMAND_GROUP = "agentgym.commands"
+IMPORTER_GROUP = "agentgym.importers"
+
+
+@dataclass(frozen=True)
+class EnvRecord:
+    """What we know about a registered env beyond Gymnasium's spec."""
+
+    id: str
+    entry_point: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    generator: str | None = None
+    distribution: str = "(direct)"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A plugin entry point that raised while loading."""
+
+    name: str
+    value: str
+    distribution: str
+    error: str
+    details: str
+
+
+_RECORDS: dict[str, EnvRecord] = {}
+_FAILURES: list[PluginFailure] = []
+_current_distribution: str | None = None
+_loaded = False
+
+
+def register(
+    id: str,
+    entry_point: str | Any,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    generator: str | None = None,
+    description: str = "",
+    **gym_options: Any,
+) -> None:
+    """Register an environment with Gymnasium and with agentgym.
+
+    Args:
+        id: The env id users pass to `gym.make`, such as "SQL-v0".
+        entry_point: "module:callable" returning the env (the import happens at `gym.make`, keeping
+            `import agentgym` cheap), or the callable itself.
+        kwargs: Default keyword arguments for the entry point.
+        generator: "module:function" with signature `generate(seed=0, **options) -> list[Task]`, used by
+            `agentgym tasks generate`.
+        description: One line shown by `agentgym list`.
+        **gym_options: Passed to `gymnasium.register` (for example `max_episode_steps`).
+    """
+    if id in _RECORDS and id in gym.registry:
+        return  # registering the same plugin twice (e.g. `load_plugins(force=True)`) is harmless
+    gym.register(id=id, entry_point=entry_point, kwargs=dict(kwargs or {}), **gym_options)
+    _RECORDS[id] = EnvRecord(
+        id=id,
+        entry_point=entry_point if isinstance(entry_point, str) else f"{entry_point.__module__}:{entry_point.__name__}",
+        kwargs=dict(kwargs or {}),
+        generator=generator,
+        distribution=_current_distribution or "(direct)",
+        description=description,
+    )
+
+
+def _distribution_name(entry_point: metadata.EntryPoint) -> str:
+    dist = getattr(entry_point, "dist", None)
+    return dist.metadata["Name"] if dist is not None else "(unknown)"
+
+
+def load_plugins(*, force: bool = False) -> None:
+    """Run every `agentgym.envs` entry point once. Failures are recorded, not raised."""
+    global _loaded, _current_distribution
+    if _loaded and not force:
+        return
+    _loaded = True
+    if force:
+        _FAILURES.clear()
+    for entry_point in sorted(metadata.entry_points(group=ENV_GROUP), key=lambda item: item.name):
+        _current_distribution = _distribution_name(entry_point)
+        try:
+            entry_point.load()()
+        except Exception as error:  # a broken third-party plugin must not break `import agentgym`
+            _FAILURES.append(PluginFailure(
+                name=entry_point.name, value=entry_point.value, distribution=_current_distribution,
+                error=f"{type(error).__name__}: {error}", details=traceback.format_exc(),
+            ))
+        finally:
+            _current_distribution = None
+
+
+def registered() -> list[EnvRecord]:
+    """Every env agentgym knows, sorted by id."""
+    load_plugins()
+    return [_RECORDS[key] for key in sorted(_RECORDS)]
+
+
+def plugin_failures() -> list[PluginFailure]:
+    load_plugins()
+    return list(_FAILURES)
+
+
+def env_record(env_id: str) -> EnvRecord:
+    """The record of `env_id`; the error lists the known ids."""
+    load_plugins()
+    env_id = env_id.split(":", 1)[-1]
+    try:
+        return _RECORDS[env_id]
+    except KeyError:
+        known = ", ".join(sorted(_RECORDS)) or "none"
+        failed = "; ".join(f"{f.name} ({f.error})" for f in _FAILURES)
+        hint = f" Plugins that failed to load: {failed}." if failed else ""
+        raise KeyError(f"unknown environment {env_id!r}; registered: {known}.{hint}") from None
+
+
+def resolve_callable(reference: str) -> Any:
+    """Import "module:attribute" and return the attribute."""
+    module_name, _, attribute = reference.partition(":")
+    module = importlib.import_module(module_name)
+    target: Any = module
+    for part in attribute.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def entry_points(group: str) -> list[metadata.EntryPoint]:
+    return sorted(metadata.entry_points(group=group), key=lambda item: item.name)

@@ -1,0 +1,189 @@
+"""Tasks: the `Task` model, JSONL task files, and `TaskSet` (filtering, splits, seeded sampling).
+
+A task file is JSON Lines, one `Task` per line. Unknown fields are errors, reported with file, line and field,
+so a typo in a task file never silently changes what is verified.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pydantic
+
+
+class VerifierSpec(pydantic.BaseModel):
+    """Which verifier scores a task and with what parameters."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    params: dict[str, Any] = {}
+
+
+class Task(pydantic.BaseModel):
+    """One verifiable task.
+
+    `solution` is a list of tool calls (`{"name", "arguments"}`) that the oracle replays one per turn; replaying
+    it must score 1.0. `answer` is the gold answer (never shown to a model agent).
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    domain: str
+    family: str
+    split: str = "train"
+    prompt: str
+    answer: Any = None
+    solution: list[dict[str, Any]] = []
+    verifier: VerifierSpec = VerifierSpec(name="exact")
+    metadata: dict[str, Any] = {}
+    difficulty: str = "medium"
+
+    @pydantic.field_validator("solution")
+    @classmethod
+    def _calls_are_well_formed(cls, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for position, call in enumerate(calls):
+            if not isinstance(call.get("name"), str):
+                raise ValueError(f"solution[{position}] needs a string 'name'")
+            if not isinstance(call.get("arguments", {}), dict):
+                raise ValueError(f"solution[{position}].arguments must be an object")
+        return calls
+
+
+class TaskFileError(ValueError):
+    """A task file could not be read; the message names the file, line and field."""
+
+
+def load_tasks(path: str | Path) -> list[Task]:
+    """Read a JSONL task file. Raises `TaskFileError` naming the file, line and field of the first problem."""
+    path = Path(path)
+    if not path.exists():
+        raise TaskFileError(f"{path}: no such task file (make one with `agentgym tasks generate` or "
+                            f"`agentgym tasks import`)")
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as error:
+                raise TaskFileError(f"{path}:{number}: not valid UTF-8 ({error.reason})") from None
+            if not line:
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise TaskFileError(f"{path}:{number}: invalid JSON: {error.msg} at column {error.colno}") from None
+            try:
+                task = Task.model_validate(data)
+            except pydantic.ValidationError as error:
+                first = error.errors()[0]
+                field = ".".join(str(part) for part in first["loc"]) or "(task)"
+                raise TaskFileError(f"{path}:{number}: field '{field}': {first['msg']}") from None
+            if task.id in seen:
+                raise TaskFileError(f"{path}:{number}: duplicate task id {task.id!r} (first on line {seen[task.id]})")
+            seen[task.id] = number
+            tasks.append(task)
+    return tasks
+
+
+def save_tasks(tasks: Iterable[Task], path: str | Path) -> int:
+    """Write tasks as JSONL (atomically: a temp file renamed into place). Returns the count written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".partial")
+    count = 0
+    with temporary.open("w", encoding="utf-8") as handle:
+        for task in tasks:
+            handle.write(task.model_dump_json() + "\n")
+            count += 1
+    temporary.replace(path)
+    return count
+
+
+_FILE_CACHE: dict[tuple[str, int, int], TaskSet] = {}
+
+
+class TaskSet(Sequence[Task]):
+    """An immutable, shareable sequence of tasks with an id index.
+
+    Many env instances can hold the same `TaskSet`; filtering returns a view over the same `Task` objects.
+    """
+
+    def __init__(self, tasks: Iterable[Task]) -> None:
+        self._tasks: tuple[Task, ...] = tuple(tasks)
+        self._by_id = {task.id: position for position, task in enumerate(self._tasks)}
+
+    @classmethod
+    def coerce(cls, source: TaskSet | Sequence[Task] | str | Path) -> TaskSet:
+        if isinstance(source, TaskSet):
+            return source
+        if isinstance(source, (str, Path)):
+            return cls.from_file(source)
+        return cls(source)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> TaskSet:
+        """Load a JSONL task file once per process: envs made from the same unchanged file share one copy."""
+        resolved = Path(path).resolve()
+        try:
+            stat = resolved.stat()
+        except FileNotFoundError:
+            return cls(load_tasks(resolved))  # raises TaskFileError with the fix
+        key = (str(resolved), stat.st_mtime_ns, stat.st_size)
+        cached = _FILE_CACHE.get(key)
+        if cached is None:
+            cached = _FILE_CACHE[key] = cls(load_tasks(resolved))
+        return cached
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __getitem__(self, index: int) -> Task:  # type: ignore[override]
+        return self._tasks[index]
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self._tasks)
+
+    def get(self, task_id: str) -> Task:
+        try:
+            return self._tasks[self._by_id[task_id]]
+        except KeyError:
+            raise KeyError(f"no task with id {task_id!r} in this task set ({len(self)} tasks)") from None
+
+    def filter(self, *, split: str | None = None, families: Sequence[str] | None = None) -> TaskSet:
+        """Tasks of one split and/or some families. An empty result is an error that lists what exists."""
+        if split is None and not families:
+            return self
+        chosen = [
+            task for task in self._tasks
+            if (split is None or task.split == split) and (not families or task.family in families)
+        ]
+        if not chosen:
+            raise ValueError(
+                f"no tasks match split={split!r} families={list(families or [])!r}; "
+                f"splits: {sorted(self.splits())}; families: {sorted(self.families())}"
+            )
+        return TaskSet(chosen)
+
+    def splits(self) -> set[str]:
+        return {task.split for task in self._tasks}
+
+    def families(self) -> set[str]:
+        return {task.family for task in self._tasks}
+
+    def sample(self, rng: np.random.Generator) -> Task:
+        """One task drawn uniformly with `rng` (seeded by `reset(seed=...)`)."""
+        return self._tasks[int(rng.integers(len(self._tasks)))]
+
+    def counts(self, key: str = "family") -> dict[str, int]:
+        result: dict[str, int] = {}
+        for task in self._tasks:
+            value = str(getattr(task, key))
+            result[value] = result.get(value, 0) + 1
+        return dict(sorted(result.items()))

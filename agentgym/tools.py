@@ -1,0 +1,271 @@
+"""Typed tools: the `@tool` decorator, argument validation, OpenAI schemas and result rendering.
+
+A tool is a plain Python function. Its signature becomes a pydantic model (validated before every call) and an
+OpenAI function schema; its Google-style docstring becomes the description the model reads. A first parameter
+named `state` receives the episode's state and is hidden from the model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+
+DEFAULT_OUTPUT_LIMIT = 8000
+STATE_PARAMETER = "state"
+
+
+class ToolError(Exception):
+    """Raised by a tool for a failure the agent should read and can fix (bad table name, missing file...).
+
+    The message becomes the error observation, so write it for the model: what went wrong and how to fix it.
+    """
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one tool call produced: the rendered text the agent sees, whether it succeeded, the raw value."""
+
+    text: str
+    ok: bool
+    value: Any = None
+    error_kind: str | None = None  # "unknown_tool", "arguments", "tool_error", "exception"
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into (description, {argument: description}).
+
+    The description is everything before the first section header (`Args:`, `Returns:`, `Raises:`...).
+    """
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    description: list[str] = []
+    arguments: dict[str, str] = {}
+    section: str | None = None
+    current: str | None = None
+    header = re.compile(r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$")
+    for line in lines:
+        match = header.match(line.strip())
+        if match and not line.startswith(" "):
+            section = match.group(1).lower()
+            current = None
+            continue
+        if section is None:
+            description.append(line)
+        elif section in ("args", "arguments", "parameters"):
+            entry = re.match(r"^\s{2,}(\*{0,2}\w+)\s*(?:\(.*?\))?\s*:\s*(.*)$", line)
+            if entry and (current is None or len(line) - len(line.lstrip()) <= 4):
+                current = entry.group(1).lstrip("*")
+                arguments[current] = entry.group(2).strip()
+            elif current is not None and line.strip():
+                arguments[current] = (arguments[current] + " " + line.strip()).strip()
+    return "\n".join(description).strip(), arguments
+
+
+def _clean_schema(node: Any) -> Any:
+    """Drop pydantic's `title` noise so the schema the model reads stays short."""
+    if isinstance(node, dict):
+        return {key: _clean_schema(value) for key, value in node.items() if key != "title"}
+    if isinstance(node, list):
+        return [_clean_schema(item) for item in node]
+    return node
+
+
+def _placeholder(schema: dict[str, Any]) -> Any:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "anyOf" in schema:
+        return _placeholder(next((s for s in schema["anyOf"] if s.get("type") != "null"), {}))
+    return {"integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}, "string": "..."}.get(
+        str(kind), "..."
+    )
+
+
+def render_value(value: Any) -> str:
+    """Render a tool's return value as text: strings as they are, JSON-able values as JSON, else `str()`."""
+    if value is None:
+        return "OK"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump_json(indent=1)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def cap_text(text: str, limit: int) -> str:
+    """Cut `text` to `limit` characters, saying visibly how much was cut."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[truncated {len(text) - limit} chars]"
+
+
+class Tool:
+    """A callable the agent may use, with its validated argument model and OpenAI schema.
+
+    Build one with the `@tool` decorator rather than directly.
+    """
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        writes: bool = False,
+        terminal: bool = False,
+        output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    ) -> None:
+        self.function = function
+        self.name = name or function.__name__
+        self.writes = writes
+        self.terminal = terminal
+        self.output_limit = output_limit
+        summary, argument_docs = parse_docstring(function.__doc__)
+        self.description = description or summary or self.name
+        signature = inspect.signature(function)
+        hints = typing.get_type_hints(function, include_extras=True)
+        parameters = list(signature.parameters.values())
+        self.takes_state = bool(parameters) and parameters[0].name == STATE_PARAMETER
+        if self.takes_state:
+            parameters = parameters[1:]
+        fields: dict[str, Any] = {}
+        for parameter in parameters:
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"tool {self.name!r}: *args / **kwargs cannot be described to a model")
+            annotation = hints.get(parameter.name, Any)
+            default = ... if parameter.default is parameter.empty else parameter.default
+            fields[parameter.name] = (
+                annotation,
+                pydantic.Field(default=default, description=argument_docs.get(parameter.name) or None),
+            )
+        self.arguments_model: type[pydantic.BaseModel] = pydantic.create_model(  # type: ignore[call-overload]
+            f"{self.name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+        )
+        parameters_schema = _clean_schema(self.arguments_model.model_json_schema())
+        parameters_schema.pop("additionalProperties", None)
+        parameters_schema.setdefault("properties", {})
+        parameters_schema.setdefault("required", [])
+        self.parameters_schema: dict[str, Any] = parameters_schema
+        self.schema: dict[str, Any] = {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": parameters_schema},
+        }
+
+    def example_call(self) -> str:
+        """A syntactically valid call with placeholder values for the required arguments."""
+        properties = self.parameters_schema.get("properties", {})
+        arguments = {key: _placeholder(properties[key]) for key in self.parameters_schema.get("required", [])}
+        return json.dumps({"name": self.name, "arguments": arguments}, ensure_ascii=False)
+
+    def describe_validation_error(self, error: pydantic.ValidationError) -> str:
+        problems = []
+        for item in error.errors():
+            where = ".".join(str(part) for part in item["loc"]) or "(arguments)"
+            if item["type"] == "missing":
+                problems.append(f"missing required argument '{where}'")
+            elif item["type"] == "extra_forbidden":
+                allowed = ", ".join(self.parameters_schema["properties"]) or "none"
+                problems.append(f"unexpected argument '{where}' (accepted: {allowed})")
+            else:
+                given = repr(item.get("input"))
+                problems.append(f"argument '{where}': {item['msg']} (got {given[:80]})")
+        return (
+            f"Error: invalid arguments for tool '{self.name}': " + "; ".join(problems)
+            + f". Example call: {self.example_call()}"
+        )
+
+    def invoke(self, state: Any, arguments: Any) -> ToolOutcome:
+        """Validate `arguments` and call the tool. Never raises: failures become an error outcome."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            return ToolOutcome(
+                f"Error: arguments for tool '{self.name}' must be a JSON object, got "
+                f"{type(arguments).__name__}. Example call: {self.example_call()}",
+                ok=False,
+                error_kind="arguments",
+            )
+        try:
+            validated = self.arguments_model.model_validate(arguments)
+        except pydantic.ValidationError as error:
+            return ToolOutcome(self.describe_validation_error(error), ok=False, error_kind="arguments")
+        values = {key: getattr(validated, key) for key in type(validated).model_fields}
+        try:
+            value = self.function(state, **values) if self.takes_state else self.function(**values)
+        except ToolError as error:
+            return ToolOutcome(cap_text(f"Error: {error}", self.output_limit), ok=False, error_kind="tool_error")
+        except RecursionError:
+            return ToolOutcome(f"Error: tool '{self.name}' hit the recursion limit", ok=False,
+                               error_kind="exception")
+        except Exception as error:  # a tool bug must not end an RL run: the agent sees it, the env goes on
+            message = f"Error: tool '{self.name}' failed: {type(error).__name__}: {error}"
+            return ToolOutcome(cap_text(message, self.output_limit), ok=False, error_kind="exception")
+        return ToolOutcome(cap_text(render_value(value), self.output_limit), ok=True, value=value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (tests, code execution)."""
+        return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, writes={self.writes}, terminal={self.terminal})"
+
+
+@typing.overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+@typing.overload
+def tool(
+    *, name: str | None = None, description: str | None = None, writes: bool = False, terminal: bool = False,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    writes: bool = False,
+    terminal: bool = False,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function into a `Tool`. Use bare (`@tool`) or with options (`@tool(terminal=True)`).
+
+    Args:
+        function: The function; its docstring's summary and `Args:` section are what the model reads.
+        name: Tool name shown to the model (default: the function name).
+        description: Override the docstring summary.
+        writes: The tool changes the episode's state.
+        terminal: Calling the tool ends the episode; its return value is the submission to verify.
+        output_limit: Most characters of rendered output the agent sees.
+    """
+
+    def wrap(inner: Callable[..., Any]) -> Tool:
+        return Tool(inner, name=name, description=description, writes=writes, terminal=terminal,
+                    output_limit=output_limit)
+
+    return wrap(function) if function is not None else wrap
+
+
+def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    """Accept a `Tool` or a plain typed function (decorated on the fly)."""
+    return candidate if isinstance(candidate, Tool) else Tool(candidate)
+
+
+@tool(terminal=True)
+def submit(answer: Any = None) -> Any:
+    """Submit your final answer and end the episode. Call this exactly once, when you are done.
+
+    Args:
+        answer: The final answer to the task.
+    """
+    return answer
