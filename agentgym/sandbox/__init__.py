@@ -1,0 +1,1 @@
+"""Sandboxed execution."""

@@ -1,0 +1,625 @@
+"""The supervisor that runs inside a sandbox: the container's main process, or the local backend's subprocess.
+
+It uses the standard library only, because it runs on the image's own ``python3``. The host sends one JSON request
+per line on standard input and reads one JSON reply per line on a private copy of standard output; the
+supervisor points its own file descriptors 1 and 2 at /dev/null so that nothing else can write into the reply
+stream. It never runs user code itself. Shell commands run in a persistent ``bash`` child and Python snippets in a
+forked executor child that keeps a namespace; each child has its own process group and its own output pipes, which
+the supervisor reads with a cap. Because the supervisor does not run user code, it enforces timeouts itself:
+a shell that overruns is killed and restarted with its working directory and exported variables; Python is first
+interrupted with SIGINT (the namespace survives), then killed (the namespace is lost).
+
+As PID 1 of its own PID namespace (Docker, or the local backend with namespaces) the kernel ignores signals sent
+to it from inside the sandbox, and ``reset`` ends every other process with ``kill(-1, SIGKILL)``.
+
+Requests: ``{"id": n, "op": "ping" | "sh" | "py" | "put" | "tar" | "get" | "reset", ...}``.
+Replies: ``{"id": n, "ok": true, ...}`` or ``{"id": n, "ok": false, "error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import builtins
+import errno
+import io
+import json
+import os
+import select
+import shutil
+import signal
+import stat
+import sys
+import tarfile
+import time
+import traceback
+from typing import Any
+
+OUT_FD, ERR_FD, STATUS_FD = 60, 61, 62  # where bash finds its output pipes; high so user code rarely collides
+TIMEOUT_EXIT_CODE = 124
+INTERRUPT_GRACE = 0.25  # seconds cooperative Python code gets to stop after SIGINT before it is killed
+STATE_MARK = b"\x1e"
+
+SHELL_PRELUDE = r"""
+__agentgym_run() {
+  local __agentgym_command
+  IFS= read -r -d '' __agentgym_command
+  eval "$__agentgym_command" </dev/null >&60 2>&61 60>&- 61>&- 62>&-
+  local __agentgym_status=$?
+  { export -p; printf 'cd -- %q\n' "$PWD"; printf '\036%d\n' "$__agentgym_status"; } >&62 2>/dev/null
+}
+"""
+
+
+def _nonblocking(fd: int) -> None:
+    os.set_blocking(fd, False)
+
+
+class Capture:
+    """Bytes read from one output pipe, keeping at most ``limit`` and remembering whether more came."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.truncated = False
+
+    def add(self, data: bytes) -> None:
+        room = self.limit - self.size
+        if len(data) > room:
+            self.truncated = True
+            data = data[:max(room, 0)]
+        if data:
+            self.chunks.append(data)
+            self.size += len(data)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+def _read_available(fd: int, capture: Capture | None) -> bool:
+    """Read what ``fd`` holds now into ``capture``; return False at end of file."""
+    while True:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        except OSError as error:
+            if error.errno == errno.EINTR:
+                continue
+            return False
+        if not data:
+            return False
+        if capture is not None:
+            capture.add(data)
+
+
+class Child:
+    """A bash or Python executor child: its process, process group and the supervisor's ends of its pipes."""
+
+    def __init__(self, pid: int, fds: dict[str, int]) -> None:
+        self.pid = pid
+        self.fds = fds
+        self.status: int | None = None  # wait status once reaped
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = {}
+
+
+def _exit_code(wait_status: int) -> int:
+    if os.WIFSIGNALED(wait_status):
+        return 128 + os.WTERMSIG(wait_status)
+    return os.WEXITSTATUS(wait_status)
+
+
+class Supervisor:
+    """The request loop; see the module docstring for the protocol."""
+
+    def __init__(self, workdir: str, clean_dirs: list[str]) -> None:
+        self.workdir = workdir
+        self.clean_dirs = clean_dirs
+        self.pid1 = os.getpid() == 1
+        self.reply_fd = os.dup(1)
+        self.devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(self.devnull, 1)
+        os.dup2(self.devnull, 2)
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+            signal.signal(signum, signal.SIG_IGN)
+        self.wakeup_r, self.wakeup_w = os.pipe()
+        _nonblocking(self.wakeup_r)
+        _nonblocking(self.wakeup_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.set_wakeup_fd(self.wakeup_w)
+        self.shell: Child | None = None
+        self.shell_state = b""
+        self.python: Child | None = None
+        self.children: dict[int, Child] = {}
+        _make_undumpable()
+
+    # ----- children -------------------------------------------------------------------------------------------
+    def reap(self) -> None:
+        """Collect every exited child (as PID 1 that includes orphans) and note the status of our own."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            child = self.children.pop(pid, None)
+            if child is not None:
+                child.status = status
+
+    def _fork(self, keep: dict[int, int]) -> int:
+        """Fork a child in its own session with ``keep`` (target fd -> our fd) and all else closed."""
+        pid = os.fork()
+        if pid != 0:
+            return pid
+        try:
+            os.setsid()
+            signal.set_wakeup_fd(-1)
+            for signum in range(1, signal.NSIG):
+                try:
+                    signal.signal(signum, signal.SIG_DFL)
+                except (OSError, ValueError):
+                    pass
+            for target, source in keep.items():
+                os.dup2(source, target)
+            for name in os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else []:
+                fd = int(name)
+                if fd not in keep:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+        except BaseException:
+            os._exit(127)
+        return 0
+
+    def _kill_group(self, child: Child) -> None:
+        for _ in range(100):
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                break
+            self.reap()
+            if child.status is not None:
+                try:
+                    os.killpg(child.pid, 0)
+                except ProcessLookupError:
+                    break
+            time.sleep(0.001)
+        deadline = time.monotonic() + 1.0
+        while child.status is None and time.monotonic() < deadline:
+            self.reap()
+            if child.status is None:
+                time.sleep(0.001)
+        self.children.pop(child.pid, None)
+        child.close()
+
+    def start_shell(self) -> Child:
+        script_r, script_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        status_r, status_w = os.pipe()
+        pid = self._fork({0: script_r, 1: self.devnull, 2: self.devnull, OUT_FD: out_w, ERR_FD: err_w,
+                          STATUS_FD: status_w})
+        if pid == 0:
+            try:
+                os.chdir(self.workdir)
+                os.execve("/bin/bash", ["bash", "--noprofile", "--norc"], dict(os.environ))
+            finally:
+                os._exit(127)
+        for fd in (script_r, out_w, err_w, status_w):
+            os.close(fd)
+        for fd in (out_r, err_r, status_r):
+            _nonblocking(fd)
+        child = Child(pid, {"script": script_w, "out": out_r, "err": err_r, "status": status_r})
+        self.children[pid] = child
+        self._write_all(script_w, SHELL_PRELUDE.encode() + self.shell_state + b"\n")
+        return child
+
+    def start_python(self) -> Child:
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        pid = self._fork({0: self.devnull, 1: out_w, 2: err_w, 3: request_r, 4: reply_w})
+        if pid == 0:
+            try:
+                os.chdir(self.workdir)
+                _executor_loop(3, 4)
+            finally:
+                os._exit(0)
+        for fd in (request_r, reply_w, out_w, err_w):
+            os.close(fd)
+        for fd in (reply_r, out_r, err_r):
+            _nonblocking(fd)
+        child = Child(pid, {"request": request_w, "reply": reply_r, "out": out_r, "err": err_r})
+        self.children[pid] = child
+        return child
+
+    @staticmethod
+    def _write_all(fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(fd, view)
+            except InterruptedError:
+                continue
+            view = view[written:]
+
+    def _collect(self, child: Child, done_fd: int, deadline: float, limit: int,
+                 on_deadline: Any) -> tuple[Capture, Capture, bytes, bool]:
+        """Read the child's output until ``done_fd`` yields a complete message, the child exits, or the deadline.
+
+        Returns (stdout, stderr, message bytes read from done_fd, whether the deadline passed).
+        ``on_deadline`` is called once at the deadline and returns a new deadline, or None to stop waiting.
+        """
+        out, err = Capture(limit), Capture(limit)
+        message = bytearray()
+        timed_out = False
+        watched = [child.fds["out"], child.fds["err"], done_fd, self.wakeup_r]
+        while True:
+            if message.endswith(b"\n") and (done_fd != child.fds.get("status") or STATE_MARK in message):
+                break
+            if child.status is not None:
+                break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                new_deadline = on_deadline()
+                if new_deadline is None:
+                    break
+                deadline = new_deadline
+                continue
+            try:
+                ready, _, _ = select.select(watched, [], [], remaining)
+            except InterruptedError:
+                continue
+            for fd in ready:
+                if fd == self.wakeup_r:
+                    _read_available(fd, None)
+                    self.reap()
+                elif fd == done_fd:
+                    chunk = Capture(1 << 30)
+                    if not _read_available(fd, chunk):
+                        watched.remove(fd)
+                    message += b"".join(chunk.chunks)
+                elif fd == child.fds["out"]:
+                    if not _read_available(fd, out):
+                        watched.remove(fd)
+                else:
+                    if not _read_available(fd, err):
+                        watched.remove(fd)
+        if child.fds:
+            _read_available(child.fds["out"], out)
+            _read_available(child.fds["err"], err)
+        return out, err, bytes(message), timed_out
+
+    # ----- operations -----------------------------------------------------------------------------------------
+    def op_sh(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.shell is None or self.shell.status is not None:
+            if self.shell is not None:
+                self._kill_group(self.shell)
+            self.shell = self.start_shell()
+        shell = self.shell
+        command = request["command"].replace("\0", "")
+        try:
+            self._write_all(shell.fds["script"], b"__agentgym_run\n" + command.encode() + b"\0")
+        except BrokenPipeError:
+            self.reap()
+        deadline = time.monotonic() + float(request.get("timeout", 30))
+        out, err, message, timed_out = self._collect(shell, shell.fds["status"], deadline,
+                                                      int(request.get("max_output", 1 << 20)), lambda: None)
+        if timed_out:
+            self._kill_group(shell)
+            self.shell = None
+            err.add(f"\n[timed out after {request.get('timeout')} s: the command and its shell were killed; "
+                    "the working directory and exported variables were kept]\n".encode())
+            exit_code = TIMEOUT_EXIT_CODE
+        elif STATE_MARK in message:
+            state, _, status = message.rpartition(STATE_MARK)
+            self.shell_state = state
+            exit_code = int(status.strip() or b"0")
+        else:  # the shell itself exited (`exit`, `exec`, killed): start a new one next time
+            self.reap()
+            exit_code = _exit_code(shell.status) if shell.status is not None else 1
+            self._kill_group(shell)
+            self.shell = None
+        return {"stdout": out.text(), "stderr": err.text(), "exit_code": exit_code, "timed_out": timed_out,
+                "truncated": out.truncated or err.truncated}
+
+    def op_py(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.python is None or self.python.status is not None:
+            if self.python is not None:
+                self._kill_group(self.python)
+            self.python = self.start_python()
+        python = self.python
+        payload = json.dumps({"code": request["code"]}).encode() + b"\n"
+        try:
+            self._write_all(python.fds["request"], payload)
+        except BrokenPipeError:
+            self.reap()
+        interrupted = []
+
+        def interrupt() -> float | None:
+            if interrupted:
+                return None
+            interrupted.append(True)
+            try:
+                os.kill(python.pid, signal.SIGINT)
+            except ProcessLookupError:
+                return None
+            return time.monotonic() + INTERRUPT_GRACE
+
+        deadline = time.monotonic() + float(request.get("timeout", 30))
+        out, err, message, timed_out = self._collect(python, python.fds["reply"], deadline,
+                                                      int(request.get("max_output", 1 << 20)), interrupt)
+        note = ""
+        if message.endswith(b"\n"):
+            exit_code = int(json.loads(message.decode().splitlines()[-1])["exit_code"])
+        else:
+            self.reap()
+            exit_code = _exit_code(python.status) if python.status is not None else 1
+            self._kill_group(python)
+            self.python = None
+            if timed_out:
+                note = "the code ignored the interrupt, so its interpreter was killed: the namespace is lost"
+            else:
+                note = f"the Python process exited with status {exit_code}: the namespace is lost"
+        if timed_out:
+            exit_code = TIMEOUT_EXIT_CODE
+            note = note or "the code was interrupted; the namespace was kept"
+            note = f"timed out after {request.get('timeout')} s: {note}"
+        if note:
+            err.add(f"\n[{note}]\n".encode())
+        return {"stdout": out.text(), "stderr": err.text(), "exit_code": exit_code, "timed_out": timed_out,
+                "truncated": out.truncated or err.truncated}
+
+    def _path(self, path: str) -> str:
+        return os.path.normpath(os.path.join(self.workdir, path))
+
+    def op_put(self, request: dict[str, Any]) -> dict[str, Any]:
+        for item in request["files"]:
+            path = self._path(item["path"])
+            os.makedirs(os.path.dirname(path) or "/", exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(base64.b64decode(item["data"]))
+            if item.get("mode") is not None:
+                os.chmod(path, int(item["mode"]))
+        return {}
+
+    def op_tar(self, request: dict[str, Any]) -> dict[str, Any]:
+        destination = self._path(request.get("path") or self.workdir)
+        os.makedirs(destination, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(base64.b64decode(request["data"]))) as archive:
+            if hasattr(tarfile, "data_filter"):
+                archive.extractall(destination, filter="data")
+            else:
+                _check_members(archive, destination)
+                archive.extractall(destination)
+        return {}
+
+    def op_get(self, request: dict[str, Any]) -> dict[str, Any]:
+        path = self._path(request["path"])
+        limit = int(request.get("max_bytes", 64 << 20))
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"the file is larger than {limit} bytes", request["path"])
+        return {"data": base64.b64encode(data).decode()}
+
+    def op_reset(self, request: dict[str, Any]) -> dict[str, Any]:
+        for child in (self.shell, self.python):
+            if child is not None:
+                self._kill_group(child)
+        self.shell = self.python = None
+        self.shell_state = b""
+        if self.pid1:
+            # Every process in the namespace but us: background jobs, daemons, fork bombs, setsid escapees.
+            for _ in range(1000):
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except ProcessLookupError:
+                    break
+                self.reap()
+                time.sleep(0.0005)
+            self.reap()
+        for directory in self.clean_dirs:
+            _empty_directory(directory)
+        return {}
+
+    def op_ping(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"pid1": self.pid1, "pid": os.getpid()}
+
+    # ----- loop -----------------------------------------------------------------------------------------------
+    def reply(self, message: dict[str, Any]) -> None:
+        self._write_all(self.reply_fd, json.dumps(message).encode() + b"\n")
+
+    def serve(self) -> None:
+        buffer = b""
+        self.reply({"id": 0, "ok": True, "ready": True, "pid1": self.pid1})
+        while True:
+            try:
+                ready, _, _ = select.select([0, self.wakeup_r], [], [])
+            except InterruptedError:
+                continue
+            if self.wakeup_r in ready:
+                _read_available(self.wakeup_r, None)
+                self.reap()
+            if 0 not in ready:
+                continue
+            try:
+                data = os.read(0, 1 << 20)
+            except InterruptedError:
+                continue
+            if not data:
+                return
+            buffer += data
+            while b"\n" in buffer:
+                line, _, buffer = buffer.partition(b"\n")
+                if line.strip():
+                    self.handle(line)
+
+    def handle(self, line: bytes) -> None:
+        request_id = None
+        try:
+            request = json.loads(line)
+            request_id = request.get("id")
+            handler = getattr(self, "op_" + str(request.get("op")), None)
+            if handler is None:
+                raise ValueError(f"unknown operation {request.get('op')!r}")
+            result = handler(request)
+            result.update({"id": request_id, "ok": True})
+        except Exception as error:  # every failure becomes a reply; the supervisor must keep serving
+            result = {"id": request_id, "ok": False, "error": f"{type(error).__name__}: {error}"}
+        self.reply(result)
+
+
+def _check_members(archive: tarfile.TarFile, destination: str) -> None:
+    """Refuse archives whose members would land outside ``destination`` (for Pythons without extraction filters)."""
+    root = os.path.realpath(destination)
+    for member in archive.getmembers():
+        target = os.path.realpath(os.path.join(root, member.name))
+        if not (target == root or target.startswith(root + os.sep)) or member.isdev():
+            raise ValueError(f"refusing archive member {member.name!r}: it would land outside {destination}")
+        if member.islnk() or member.issym():
+            link = os.path.realpath(os.path.join(os.path.dirname(target), member.linkname))
+            if not link.startswith(root + os.sep):
+                raise ValueError(f"refusing link {member.name!r} -> {member.linkname!r}: it points outside")
+
+
+def _empty_directory(directory: str) -> None:
+    """Remove everything inside ``directory``, making unreadable sub-directories writable first."""
+
+    def make_writable_and_retry(function: Any, path: str, exc_info: Any) -> None:
+        parent = os.path.dirname(path)
+        os.chmod(parent, stat.S_IRWXU)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, stat.S_IRWXU)
+            shutil.rmtree(path, onerror=make_writable_and_retry)
+        else:
+            os.unlink(path)
+
+    try:
+        os.chmod(directory, stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO | stat.S_ISVTX)
+    except PermissionError:
+        pass  # a directory we do not own (the tmpfs root in some setups); emptying it still works
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, onerror=make_writable_and_retry)
+        else:
+            os.unlink(path)
+
+
+def _make_undumpable() -> None:
+    """Forbid same-user processes from ptrace-ing us or opening our /proc/PID/fd (and so forging replies)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError, ImportError):
+        pass  # no ctypes on a stripped interpreter: the sandbox still works, replies are just forgeable
+
+
+# ----- the Python executor (runs in the forked child) -----------------------------------------------------------
+def _run_code(code: str, namespace: dict[str, Any]) -> int:
+    """Execute ``code`` in ``namespace``; echo the value of a final expression like the REPL. Return an exit code."""
+    try:
+        tree = ast.parse(code, "<sandbox>", "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        exec(compile(tree, "<sandbox>", "exec"), namespace)
+        if last is not None:
+            value = eval(compile(last, "<sandbox>", "eval"), namespace)
+            if value is not None:
+                print(repr(value))
+        return 0
+    except SystemExit as stop:
+        if stop.code is None or isinstance(stop.code, int):
+            return stop.code or 0
+        print(stop.code, file=sys.stderr)
+        return 1
+    except SyntaxError as error:
+        traceback.print_exception(type(error), error, None)
+        return 1
+    except BaseException as error:
+        # Drop our own frame so the traceback starts in the user's code.
+        tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+        traceback.print_exception(type(error), error, tb)
+        return 130 if isinstance(error, KeyboardInterrupt) else 1
+
+
+def _executor_loop(request_fd: int, reply_fd: int) -> None:
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    os.set_inheritable(request_fd, False)
+    os.set_inheritable(reply_fd, False)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    executing = [False]
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        if executing[0]:
+            raise KeyboardInterrupt
+        # An interrupt that lands between snippets is stale: ignore it rather than break the next one.
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    buffer = b""
+    while True:
+        while b"\n" not in buffer:
+            data = os.read(request_fd, 1 << 20)
+            if not data:
+                return
+            buffer += data
+        line, _, buffer = buffer.partition(b"\n")
+        code = json.loads(line)["code"]
+        exit_code = 1
+        try:
+            executing[0] = True
+            exit_code = _run_code(code, namespace)
+        except KeyboardInterrupt:
+            exit_code = 130
+        finally:
+            executing[0] = False
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        Supervisor._write_all(reply_fd, json.dumps({"exit_code": exit_code}).encode() + b"\n")
+
+
+def main(argv: list[str]) -> None:
+    """``worker.py [--workdir DIR] [--clean DIR]... [--uid N]``: serve requests on stdin until end of file."""
+    workdir, clean, uid = os.getcwd(), [], None
+    args = list(argv)
+    while args:
+        flag = args.pop(0)
+        if flag == "--workdir":
+            workdir = args.pop(0)
+        elif flag == "--clean":
+            clean.append(args.pop(0))
+        elif flag == "--uid":
+            uid = int(args.pop(0))
+    if uid is not None and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    os.chdir(workdir)
+    Supervisor(workdir, clean or [workdir]).serve()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
