@@ -1,0 +1,413 @@
+"""Read-only query engines over SQLite, DuckDB and PostgreSQL: the only way an episode touches a database.
+
+Two layers stand between the agent and the data:
+1. `check_query` rejects what is plainly not one read-only query (size over 100,000 characters, invalid
+   UTF-8, several statements, anything but SELECT / WITH / VALUES) with a message that says what to do.
+2. The engine itself cannot write: SQLite opens `mode=ro` with an authorizer that only allows reads (no
+   writes, ATTACH, VACUUM INTO, PRAGMA writes or extension loading); DuckDB opens `read_only` with external
+   access off; PostgreSQL connects as a role with SELECT only, `default_transaction_read_only` and a
+   `statement_timeout`.
+Every query runs under a timeout (SQLite: a progress handler; DuckDB: `interrupt`; PostgreSQL: the server).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_QUERY_CHARS = 100_000
+DEFAULT_TIMEOUT_S = 5.0
+ALLOWED_START = ("select", "with", "values")
+
+
+class SqlError(Exception):
+    """A query the engine refused or failed to run; the message is written for the agent to read."""
+
+
+@dataclass
+class QueryResult:
+    """Column names, the first rows (up to the cap the caller asked for) and how many rows there were."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+    total_rows: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.total_rows > len(self.rows)
+
+
+@dataclass
+class ColumnInfo:
+    name: str
+    type: str
+    primary_key: bool = False
+    references: str | None = None  # "table.column"
+    nullable: bool = True
+
+
+@dataclass
+class TableInfo:
+    name: str
+    columns: list[ColumnInfo] = field(default_factory=list)
+
+
+_COMMENT = re.compile(r"^\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/)", re.S)
+
+
+def check_query(sql: object) -> str:
+    """Return `sql` cleaned for execution (trailing semicolons dropped) or raise `SqlError` saying why not."""
+    if not isinstance(sql, str):
+        raise SqlError(f"the query must be a string of SQL, got {type(sql).__name__}")
+    if len(sql) > MAX_QUERY_CHARS:
+        raise SqlError(f"the query is {len(sql):,} characters long; the limit is {MAX_QUERY_CHARS:,}. "
+                       "Write a shorter query (filter with WHERE instead of listing values).")
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise SqlError(f"the query is not valid UTF-8 (bad character at position {error.start}); "
+                       "remove the invalid characters and retry") from None
+    if "\x00" in sql:
+        raise SqlError("the query contains a NUL character; remove it and retry")
+    text = sql.strip()
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    if not text:
+        raise SqlError("the query is empty; write one SELECT statement")
+    if _has_several_statements(text):
+        raise SqlError("only one statement per call is allowed; send each SELECT in its own execute_sql call")
+    head = text
+    while True:
+        stripped = _COMMENT.sub("", head, count=1)
+        if stripped == head:
+            break
+        head = stripped
+    first = head.lstrip("( \t\r\n").split(None, 1)[0].lower() if head.strip("( \t\r\n") else ""
+    if first not in ALLOWED_START:
+        raise SqlError(f"{first.upper() or 'this'} statements are not allowed: the database is read-only and "
+                       "only SELECT queries (optionally starting with WITH) may run. Use list_tables and "
+                       "describe_table to inspect the schema.")
+    return text
+
+
+def _has_several_statements(text: str) -> bool:
+    """True when a semicolon outside strings, identifiers and comments separates two statements."""
+    quote: str | None = None
+    index, length = 0, len(text)
+    while index < length:
+        char = text[index]
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"`[":
+            quote = "]" if char == "[" else char
+        elif text.startswith("--", index):
+            newline = text.find("\n", index)
+            index = length if newline < 0 else newline
+        elif text.startswith("/*", index):
+            end = text.find("*/", index + 2)
+            index = length if end < 0 else end + 1
+        elif char == ";":
+            return bool(text[index + 1:].strip())
+        index += 1
+    return False
+
+
+class Engine:
+    """A read-only connection: `execute`, `tables`, `describe`, `close`. Subclasses per backend."""
+
+    dialect: str = ""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+        """Run one read-only query; return at most `max_rows` rows plus the total count. Raises SqlError."""
+        raise NotImplementedError
+
+    def tables(self) -> list[str]:
+        raise NotImplementedError
+
+    def describe(self, table: str) -> TableInfo:
+        raise NotImplementedError
+
+    def sample_values(self, table: str, column: str, count: int = 3) -> list[Any]:
+        quoted_table, quoted_column = self.quote(table), self.quote(column)
+        result = self.execute(f"SELECT DISTINCT {quoted_column} FROM {quoted_table} WHERE {quoted_column} IS NOT "
+                              f"NULL LIMIT {count}", max_rows=count)
+        return [row[0] for row in result.rows]
+
+    def quote(self, identifier: str) -> str:
+        return '"' + identifier.replace('"', '""') + '"'
+
+    def schema_names(self) -> dict[str, set[str]]:
+        """Lower-cased table name -> lower-cased column names (for the 'names exist' process signal)."""
+        return {table.lower(): {c.name.lower() for c in self.describe(table).columns} for table in self.tables()}
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def _collect(cursor_rows: Iterable[tuple[Any, ...]], fetch_more: Any, max_rows: int | None) -> tuple[list[tuple[Any, ...]], int]:
+    rows = list(cursor_rows)
+    if max_rows is None:
+        return rows, len(rows)
+    total = len(rows)
+    while True:
+        batch = fetch_more()
+        if not batch:
+            break
+        total += len(batch)
+    return rows, total
+
+
+# --------------------------------------------------------------------------------------------------- SQLite
+_SQLITE_READ_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list",
+                                  "table_list"})
+_SQLITE_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+
+
+def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, database: str | None,
+                       source: str | None) -> int:
+    """Allow reads only; everything else (writes, ATTACH, VACUUM INTO, PRAGMA writes, extensions) is denied."""
+    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _SQLITE_DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA and (arg1 or "").lower() in _SQLITE_READ_PRAGMAS:
+        return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+class SqliteEngine(Engine):
+    """SQLite opened `mode=ro` through a URI, with the read-only authorizer and a progress-handler timeout."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise FileNotFoundError(f"no SQLite database at {self.path}")
+        self.timeout_s = timeout_s
+        uri = f"file:{self.path.as_posix()}?mode=ro"
+        self._connection = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        self._connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        self._connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_QUERY_CHARS * 4)
+        self._connection.set_authorizer(_sqlite_authorizer)
+        self._connection.text_factory = lambda data: data.decode("utf-8", "replace")
+        self._deadline = float("inf")
+        self._connection.set_progress_handler(self._check_deadline, 2000)
+        self._describe_cache: dict[str, TableInfo] = {}
+
+    def _check_deadline(self) -> int:
+        return 1 if time.monotonic() > self._deadline else 0
+
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+        text = check_query(sql)
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        self._deadline = time.monotonic() + limit
+        try:
+            cursor = self._connection.execute(text)
+            columns = [d[0] for d in cursor.description or ()]
+            first = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
+            rows, total = _collect(first, lambda: cursor.fetchmany(4096), max_rows)
+            cursor.close()
+        except sqlite3.OperationalError as error:
+            if str(error) == "interrupted":
+                raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
+                               "conditions so it reads fewer rows") from None
+            raise SqlError(_sqlite_message(error)) from None
+        except (sqlite3.DatabaseError, sqlite3.ProgrammingError, sqlite3.Warning) as error:
+            raise SqlError(_sqlite_message(error)) from None
+        except OverflowError as error:
+            raise SqlError(f"SQLite error: {error}") from None
+        finally:
+            self._deadline = float("inf")
+        return QueryResult(columns, rows, total)
+
+    def tables(self) -> list[str]:
+        rows = self._connection.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name").fetchall()
+        return [row[0] for row in rows]
+
+    def describe(self, table: str) -> TableInfo:
+        if table in self._describe_cache:
+            return self._describe_cache[table]
+        quoted = self.quote(table)
+        info = self._connection.execute(f"PRAGMA table_info({quoted})").fetchall()
+        if not info:
+            raise SqlError(f"no table named {table!r}; available: {', '.join(self.tables())}")
+        keys = {row[3]: f"{row[2]}.{row[4] or 'rowid'}" for row in
+                self._connection.execute(f"PRAGMA foreign_key_list({quoted})").fetchall()}
+        result = TableInfo(table, [ColumnInfo(name=row[1], type=row[2] or "", primary_key=bool(row[5]),
+                                              references=keys.get(row[1]), nullable=not (row[3] or row[5])) for row in info])
+        self._describe_cache[table] = result
+        return result
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def _sqlite_message(error: Exception) -> str:
+    message = str(error)
+    if "not authorized" in message or "readonly" in message or "read-only" in message:
+        return (f"SQLite error: {message}. The database is read-only: only SELECT queries run here, and ATTACH, "
+                "PRAGMA changes and extensions are blocked.")
+    if "one statement at a time" in message:
+        return "SQLite error: only one statement per call is allowed"
+    return f"SQLite error: {message}"
+
+
+# --------------------------------------------------------------------------------------------------- DuckDB
+_duckdb_lock = threading.Lock()
+_duckdb_databases: dict[str, Any] = {}
+
+
+def _duckdb_database(path: Path) -> Any:
+    """One read-only DuckDB instance per file, shared by every episode (cursors are cheap, instances are not)."""
+    import duckdb
+
+    key = str(path.resolve())
+    with _duckdb_lock:
+        database = _duckdb_databases.get(key)
+        if database is None:
+            database = duckdb.connect(key, read_only=True, config={
+                "enable_external_access": False, "autoinstall_known_extensions": False,
+                "autoload_known_extensions": False, "lock_configuration": True, "threads": 2})
+            _duckdb_databases[key] = database
+        return database
+
+
+class DuckdbEngine(Engine):
+    """DuckDB opened read-only with external access off (no files, no extensions); timeout by `interrupt`."""
+
+    dialect = "duckdb"
+
+    def __init__(self, path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise FileNotFoundError(f"no DuckDB database at {self.path}")
+        self.timeout_s = timeout_s
+        self._cursor = _duckdb_database(self.path).cursor()
+        self._describe_cache: dict[str, TableInfo] = {}
+
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+        import duckdb
+
+        text = check_query(sql)
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        timer = threading.Timer(limit, self._cursor.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            self._cursor.execute(text)
+            columns = [d[0] for d in self._cursor.description or ()]
+            first = self._cursor.fetchall() if max_rows is None else self._cursor.fetchmany(max_rows)
+            rows, total = _collect(first, lambda: self._cursor.fetchmany(4096), max_rows)
+        except duckdb.InterruptException:
+            raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
+                           "conditions so it reads fewer rows") from None
+        except duckdb.Error as error:
+            message = str(error).split("\n\nLINE")[0].strip()
+            if "read-only" in message.lower() or "external access" in message.lower():
+                message += ". The database is read-only: only SELECT queries run here."
+            raise SqlError(f"DuckDB error: {message}") from None
+        finally:
+            timer.cancel()
+        return QueryResult(columns, rows, total)
+
+    def tables(self) -> list[str]:
+        return [row[0] for row in self._cursor.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1").fetchall()]
+
+    def describe(self, table: str) -> TableInfo:
+        if table in self._describe_cache:
+            return self._describe_cache[table]
+        rows = self._cursor.execute(
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+            "WHERE table_schema = 'main' AND lower(table_name) = lower(?) ORDER BY ordinal_position",
+            [table]).fetchall()
+        if not rows:
+            raise SqlError(f"no table named {table!r}; available: {', '.join(self.tables())}")
+        keys = set()
+        for (columns,) in self._cursor.execute(
+                "SELECT constraint_column_names FROM duckdb_constraints() WHERE lower(table_name) = lower(?) "
+                "AND constraint_type = 'PRIMARY KEY'", [table]).fetchall():
+            keys.update(columns)
+        result = TableInfo(table, [ColumnInfo(name, kind, primary_key=name in keys, nullable=nullable == "YES")
+                                   for name, kind, nullable in rows])
+        self._describe_cache[table] = result
+        return result
+
+    def close(self) -> None:
+        self._cursor.close()
+
+
+# ----------------------------------------------------------------------------------------------- PostgreSQL
+class PostgresEngine(Engine):
+    """A session as the read-only role, `search_path` set to one database's schema, server-side timeout."""
+
+    dialect = "postgres"
+
+    def __init__(self, dsn: str, schema: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        import psycopg
+
+        self.schema = schema
+        self.timeout_s = timeout_s
+        options = (f"-c search_path={schema} -c default_transaction_read_only=on "
+                   f"-c statement_timeout={int(timeout_s * 1000)}")
+        self._connection = psycopg.connect(dsn, autocommit=True, options=options)
+        self._describe_cache: dict[str, TableInfo] = {}
+
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+        import psycopg
+
+        text = check_query(sql)
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        try:
+            if limit != self.timeout_s:
+                self._connection.execute(f"SET statement_timeout = {int(limit * 1000)}")
+            with self._connection.cursor() as cursor:
+                cursor.execute(text)  # no parameters: psycopg sends the text as is
+                columns = [d.name for d in cursor.description or ()]
+                first = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
+                rows, total = _collect(first, lambda: cursor.fetchmany(4096), max_rows)
+        except psycopg.errors.QueryCanceled:
+            raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
+                           "conditions so it reads fewer rows") from None
+        except psycopg.Error as error:
+            diagnostic = getattr(error, "diag", None)
+            message = (diagnostic.message_primary if diagnostic and diagnostic.message_primary else str(error))
+            if "read-only" in message or "permission denied" in message:
+                message += ". The database is read-only: only SELECT queries run here."
+            raise SqlError(f"PostgreSQL error: {message}") from None
+        finally:
+            if limit != self.timeout_s:
+                self._connection.execute(f"SET statement_timeout = {int(self.timeout_s * 1000)}")
+        return QueryResult(columns, rows, total)
+
+    def tables(self) -> list[str]:
+        return [row[0] for row in self._connection.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s ORDER BY 1",
+            (self.schema,)).fetchall()]
+
+    def describe(self, table: str) -> TableInfo:
+        if table in self._describe_cache:
+            return self._describe_cache[table]
+        rows = self._connection.execute(
+            "SELECT column_name, data_type, is_nullable FROM information_schema.columns "
+            "WHERE table_schema = %s AND lower(table_name) = lower(%s) ORDER BY ordinal_position",
+            (self.schema, table)).fetchall()
+        if not rows:
+            raise SqlError(f"no table named {table!r}; available: {', '.join(self.tables())}")
+        result = TableInfo(table, [ColumnInfo(name, kind, nullable=nullable == "YES") for name, kind, nullable in rows])
+        self._describe_cache[table] = result
+        return result
+
+    def close(self) -> None:
+        self._connection.close()
