@@ -1,1 +1,16 @@
-"""Sandboxed execution."""
+"""Sandboxed execution for agents: a persistent shell and Python namespace in a hardened container (or, where no
+Docker daemon runs, a local subprocess with weaker isolation), and a warm pool of them.
+
+    from agentgym.sandbox import Sandbox
+    with Sandbox.create() as sandbox:
+        sandbox.run("ls -la")
+        sandbox.run_python("x = 1")
+        sandbox.run_python("print(x)")
+
+See docs/sandbox.md.
+"""
+
+from agentgym.sandbox.base import ExecResult, Sandbox, SandboxError, close_all, make_tar
+from agentgym.sandbox.pool import SandboxPool, get_pool
+
+__all__ = ["ExecResult", "Sandbox", "SandboxError", "SandboxPool", "close_all", "get_pool", "make_tar"]

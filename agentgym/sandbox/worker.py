@@ -509,10 +509,6 @@ def _empty_directory(directory: str) -> None:
         else:
             os.unlink(path)
 
-    try:
-        os.chmod(directory, stat.S_IRWXU | stat.S_IRWXG | stat.S_IRWXO | stat.S_ISVTX)
-    except PermissionError:
-        pass  # a directory we do not own (the tmpfs root in some setups); emptying it still works
     for name in os.listdir(directory):
         path = os.path.join(directory, name)
         if os.path.isdir(path) and not os.path.islink(path):
@@ -555,9 +551,12 @@ def _run_code(code: str, namespace: dict[str, Any]) -> int:
         traceback.print_exception(type(error), error, None)
         return 1
     except BaseException as error:
-        # Drop our own frame so the traceback starts in the user's code.
-        tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
-        traceback.print_exception(type(error), error, tb)
+        # Show the user's frames only: not ours (_run_code, the interrupt handler).
+        own_file = _run_code.__code__.co_filename
+        frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename != own_file]
+        lines = ["Traceback (most recent call last):\n"] if frames else []
+        lines += traceback.format_list(frames) + traceback.format_exception_only(type(error), error)
+        sys.stderr.write("".join(lines))
         return 130 if isinstance(error, KeyboardInterrupt) else 1
 
 

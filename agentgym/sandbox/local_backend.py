@@ -1,0 +1,183 @@
+"""The local backend: the supervisor as a host subprocess in a temp dir, with rlimits and, where the kernel allows,
+new PID and network namespaces (and a user namespace when not root).
+
+Its isolation is weaker than Docker's: there is no separate root file system, so code can read whatever the user
+it runs as can read on the host (as root, the supervisor drops to uid 65534 first), and memory is limited per
+process (address space), not for the sandbox as a whole. Use it where no Docker daemon runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from agentgym.sandbox.base import Sandbox, SandboxError, Transport, WorkerLost
+from agentgym.sandbox.docker_backend import parse_size
+
+logger = logging.getLogger(__name__)
+
+WORKER_PATH = Path(__file__).with_name("worker.py")
+NOBODY = 65534
+CPU_SECONDS = 3600  # per process; a guard against a runaway loop left behind, not a per-call timeout
+
+
+class PipeTransport(Transport):
+    """The supervisor subprocess's stdin and stdout."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.write_fd = process.stdin.fileno()
+        self.read_fd = process.stdout.fileno()
+
+    def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.write_fd, view):]
+        except OSError as error:
+            raise WorkerLost(f"writing to the sandbox process failed: {error}") from error
+
+    def receive(self, deadline: float) -> bytes:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WorkerLost("no answer before the deadline")
+        ready, _, _ = select.select([self.read_fd], [], [], remaining)
+        if not ready:
+            raise WorkerLost("no answer before the deadline")
+        try:
+            data = os.read(self.read_fd, 1 << 20)
+        except OSError as error:
+            raise WorkerLost(f"reading from the sandbox process failed: {error}") from error
+        if not data:
+            raise WorkerLost("the sandbox process exited")
+        return data
+
+    def close(self) -> None:
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+@functools.lru_cache(maxsize=1)
+def namespace_prefix() -> tuple[str, ...]:
+    """Return the ``unshare`` command line that gives new PID and network namespaces here, or () if none works."""
+    if shutil.which("unshare") is None:
+        return ()
+    candidates = [("unshare", "--pid", "--net", "--fork", "--kill-child")]
+    if os.geteuid() != 0:
+        candidates = [("unshare", "--user", "--map-root-user", "--pid", "--net", "--fork", "--kill-child")]
+    for prefix in candidates:
+        try:
+            probe = subprocess.run([*prefix, "sh", "-c", "echo $$"], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if probe.returncode == 0 and probe.stdout.strip() == "1":
+            return prefix
+    return ()
+
+
+def sandbox_python() -> str:
+    """Return the interpreter for the supervisor: ``AGENTGYM_SANDBOX_PYTHON``, else the system ``python3`` (readable
+    by the unprivileged user the supervisor drops to, like the image's), else this interpreter."""
+    override = os.environ.get("AGENTGYM_SANDBOX_PYTHON")
+    if override:
+        return override
+    return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
+
+
+class LocalSandbox(Sandbox):
+    """A sandbox as a host subprocess; see :meth:`Sandbox.create` for the arguments (``cpus`` is ignored)."""
+
+    backend = "local"
+
+    def __init__(self, *, memory: str, pids: int, workdir: str, workdir_size: str, env: dict[str, str],
+                 max_output: int, python_prelude: str | None) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="agentgym-sandbox-"))
+        self.virtual_workdir = workdir.rstrip("/") or "/"
+        real_workdir = self.root / "work"
+        self.tmpdir = self.root / "tmp"
+        real_workdir.mkdir()
+        self.tmpdir.mkdir()
+        super().__init__(workdir=str(real_workdir), max_output=max_output, python_prelude=python_prelude)
+        self.drop_privileges = os.geteuid() == 0
+        if self.drop_privileges:
+            for path in (self.root, real_workdir, self.tmpdir):
+                os.chown(path, NOBODY, NOBODY)
+        self.limits = {"memory": parse_size(memory), "pids": pids, "file_size": parse_size(workdir_size)}
+        self.environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": str(self.tmpdir),
+                            "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **env}
+        self.process: subprocess.Popen[bytes] | None = None
+        self.namespaces = namespace_prefix()
+        try:
+            self._boot()
+        except WorkerLost as error:
+            self._destroy()
+            raise SandboxError(f"the local sandbox process did not start: {error}") from error
+
+    def _set_limits(self) -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (self.limits["memory"], self.limits["memory"]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (self.limits["file_size"], self.limits["file_size"]))
+        resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if self.drop_privileges:
+            # Counted per real user id: only meaningful once the supervisor has dropped to uid 65534.
+            resource.setrlimit(resource.RLIMIT_NPROC, (self.limits["pids"], self.limits["pids"]))
+
+    def _start(self) -> Transport:
+        self._kill_process()
+        command = [*self.namespaces, sandbox_python(), "-I", str(WORKER_PATH), "--workdir", self.workdir,
+                   "--clean", self.workdir, "--clean", str(self.tmpdir)]
+        if self.drop_privileges:
+            command += ["--uid", str(NOBODY)]
+        for directory in (self.workdir, str(self.tmpdir)):
+            for entry in Path(directory).iterdir():  # a restart starts from an empty work dir, as Docker's does
+                shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, cwd=self.workdir, env=self.environment,
+                                        start_new_session=True, preexec_fn=self._set_limits)
+        return PipeTransport(self.process)
+
+    def _map_path(self, path: str) -> str:
+        if path == self.virtual_workdir or path.startswith(self.virtual_workdir + "/"):
+            return self.workdir + path[len(self.virtual_workdir):]
+        return path
+
+    def _kill_process(self) -> None:
+        if self.process is None:
+            return
+        process, self.process = self.process, None
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+    def _stop(self) -> None:
+        if self.process is not None and not self.namespaces and self.process.poll() is None:
+            # Without a PID namespace our children are in sessions of their own: have the supervisor end them.
+            try:
+                if self._transport is not None:
+                    self._next_id += 1
+                    self._transport.send(b'{"op": "reset", "id": %d}\n' % self._next_id)
+                    self._read_reply(self._next_id, time.monotonic() + 5)
+            except WorkerLost as error:
+                logger.warning("could not stop the local sandbox's processes cleanly: %s", error)
+        self._kill_process()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __repr__(self) -> str:
+        return f"<LocalSandbox {self.root}>"
