@@ -72,7 +72,7 @@ def register(
     """
     if id in _RECORDS and id in gym.registry:
         return  # registering the same plugin twice (e.g. `load_plugins(force=True)`) is harmless
-    gym.register(id=id, entry_point=entry_point, kwargs=dict(kwargs or {}), **gym_options)
+    gym.register(id=id, entry_point=EnvFactory(entry_point), kwargs=dict(kwargs or {}), **gym_options)
     _RECORDS[id] = EnvRecord(
         id=id,
         entry_point=entry_point if isinstance(entry_point, str) else f"{entry_point.__module__}:{entry_point.__name__}",
@@ -81,6 +81,27 @@ def register(
         distribution=_current_distribution or "(direct)",
         description=description,
     )
+
+
+class EnvFactory:
+    """What Gymnasium calls to build a registered env: imports the entry point at `gym.make` time and applies
+    the options every agentgym env accepts (`perturb=[...]`, `perturb_seed=N`)."""
+
+    def __init__(self, entry_point: str | Any) -> None:
+        self.entry_point = entry_point
+
+    def __call__(self, **kwargs: Any) -> gym.Env[Any, Any]:
+        perturb = kwargs.pop("perturb", None)
+        perturb_seed = int(kwargs.pop("perturb_seed", 0))
+        perturb_rate = float(kwargs.pop("perturb_rate", 0.3))
+        builder = resolve_callable(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
+        env: gym.Env[Any, Any] = builder(**kwargs)
+        if perturb:
+            from agentgym.wrappers import Perturb
+
+            kinds = [perturb] if isinstance(perturb, str) else list(perturb)
+            env = Perturb(env, kinds, seed=perturb_seed, rate=perturb_rate)
+        return env
 
 
 def _distribution_name(entry_point: metadata.EntryPoint) -> str:
