@@ -8,6 +8,7 @@ socket costs a fraction of a millisecond per call where ``docker exec`` costs te
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import struct
 import time
@@ -24,6 +25,7 @@ from agentgym.sandbox.base import LABEL, Sandbox, SandboxError, Transport, Worke
 logger = logging.getLogger(__name__)
 
 WORKER_SOURCE = (Path(__file__).with_name("worker.py")).read_text()
+OWNER_LABEL = "agentgym.owner-pid"
 TMP_SIZE = "64m"
 SANDBOX_USER = "65534:65534"
 # How long a restart waits for the daemon to come back (it may be restarting between episodes).
@@ -124,7 +126,8 @@ class DockerSandbox(Sandbox):
             image=self.image,
             command=["python3", "-I", "-c", WORKER_SOURCE, "--workdir", self.workdir, "--clean", self.workdir,
                      "--clean", "/tmp"],
-            labels={LABEL: "1"},
+            # The owner's pid lets the test suite tell a leaked container from another live process's.
+            labels={LABEL: "1", OWNER_LABEL: str(os.getpid())},
             user=SANDBOX_USER,
             working_dir=self.workdir,
             environment=environment,
