@@ -311,7 +311,7 @@ def demo(episodes: int, seed: int) -> None:
             table.add_row(record.id, f"error: {error}"[:60], "-", "-")
             failed = True
             continue
-        count = len(env.unwrapped.task_set)
+        count = len(env.unwrapped.task_set)  # type: ignore[attr-defined]
         rates = []
         for agent in (OracleAgent(), RandomAgent(seed=seed)):
             wins = sum(run_episode(env, agent, seed=seed + index).success for index in range(episodes))

@@ -45,7 +45,7 @@ class ToolEnv(gym.Env[str, Any]):
         render_mode: "ansi" (returns the transcript) or "human" (prints it).
     """
 
-    metadata = {"render_modes": ["ansi", "human"]}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"]}  # noqa: RUF012 (Gymnasium's convention)
 
     def __init__(
         self,
@@ -163,7 +163,7 @@ class ToolEnv(gym.Env[str, Any]):
             print(self.render())
         return observation, step_reward, terminated, truncated, info
 
-    def render(self) -> str | None:  # type: ignore[override]
+    def render(self) -> str | None:
         if self.render_mode is None:
             return None
         lines = []
@@ -201,6 +201,9 @@ class ToolEnv(gym.Env[str, Any]):
             self.end_episode(state)
         self._episode_open = False
 
+    _breakdown: dict[str, float]
+    _messages: list[dict[str, Any]]
+
     def _reset_counters(self) -> None:
         self._turn = 0
         self._format_errors = 0
@@ -208,8 +211,8 @@ class ToolEnv(gym.Env[str, Any]):
         self._schema_errors = 0
         self._failed_calls = 0
         self._process: dict[str, list[float]] = {}
-        self._breakdown: dict[str, float] = {}
-        self._messages: list[dict[str, Any]] = []
+        self._breakdown = {}
+        self._messages = []
 
     def _dispatch(self, call: ToolCall) -> ToolOutcome:
         self._calls += 1

@@ -149,7 +149,7 @@ class Tool:
                 annotation,
                 pydantic.Field(default=default, description=argument_docs.get(parameter.name) or None),
             )
-        self.arguments_model: type[pydantic.BaseModel] = pydantic.create_model(  # type: ignore[call-overload]
+        self.arguments_model: type[pydantic.BaseModel] = pydantic.create_model(
             f"{self.name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields
         )
         parameters_schema = _clean_schema(self.arguments_model.model_json_schema())

@@ -176,9 +176,11 @@ class Perturb(gym.Wrapper[str, Any, str, Any]):
 
     def _transition_failure(self, name: str, arguments: Any) -> str | None:
         key = name + ":" + re.sub(r"\s+", " ", repr(arguments))
-        for kind, message in (("transient_errors", "Error: the service is temporarily unavailable (503). "
-                                                   "Retry the same call."),
-                              ("timeouts", "Error: the call timed out. Retry the same call.")):
+        failures = (
+            ("transient_errors", "Error: the service is temporarily unavailable (503). Retry the same call."),
+            ("timeouts", "Error: the call timed out. Retry the same call."),
+        )
+        for kind, message in failures:
             if kind in self.kinds and key not in self._failed_once and self._rng.random() < self.rate:
                 self._failed_once.add(key)
                 self._count(kind)
@@ -202,7 +204,7 @@ class Perturb(gym.Wrapper[str, Any, str, Any]):
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
-        return observation, reward, terminated, truncated, self._report(info)
+        return observation, float(reward), terminated, truncated, self._report(info)
 
     def _report(self, info: dict[str, Any]) -> dict[str, Any]:
         info["tools"] = self.env.unwrapped.tool_schemas  # type: ignore[attr-defined]
