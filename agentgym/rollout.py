@@ -1,7 +1,13 @@
-"""Running episodes: one agent, one env, one task, producing a `Trajectory`."""
+"""Running episodes: one agent, one env, one task, producing a `Trajectory`.
+
+Also the two errors an agent may raise mid-episode: `AgentError` (this episode cannot go on, e.g. the prompt
+outgrew the model's context; the episode is kept as a failure) and `AgentUnavailable` (the model server did
+not answer after retries; the episode is not kept, so a re-run tries it again).
+"""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -11,9 +17,21 @@ import gymnasium as gym
 from agentgym.agents.base import Agent
 
 
+class AgentError(Exception):
+    """The agent cannot continue this episode; the episode ends as a failure with this message."""
+
+
+class AgentUnavailable(Exception):
+    """The agent's backend did not answer (after its retries); the episode should be retried later."""
+
+
 @dataclass
 class Trajectory:
-    """Everything one episode produced. `timings` is the only field that differs between identical runs."""
+    """Everything one episode produced. `timings` is the only field that differs between identical runs.
+
+    `tool_calls` counts the calls the agent made, `tool_errors` the tool results that were errors, and
+    `format_errors` the turns whose action held no valid call at all.
+    """
 
     env_id: str
     task_id: str
@@ -34,9 +52,16 @@ class Trajectory:
     rewards: list[float] = field(default_factory=list)
     error: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    format_errors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        """The inverse of `to_dict` (fields a newer version added are filled with their defaults)."""
+        known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**known)
 
 
 def count_tool_calls(messages: list[dict[str, Any]]) -> tuple[int, int]:
@@ -44,9 +69,24 @@ def count_tool_calls(messages: list[dict[str, Any]]) -> tuple[int, int]:
     calls = sum(len(message.get("tool_calls") or []) for message in messages if message["role"] == "assistant")
     errors = sum(
         1 for message in messages
-        if message["role"] in ("tool", "user") and str(message.get("content", "")).startswith("Error:")
+        if message["role"] == "tool" and str(message.get("content", "")).startswith("Error:")
     )
     return calls, errors
+
+
+def count_format_errors(messages: list[dict[str, Any]]) -> int:
+    """Turns whose action held no valid tool call (the env answered with a user-role error)."""
+    return sum(
+        1 for message in messages[2:]
+        if message["role"] == "user" and str(message.get("content", "")).startswith("Error:")
+    )
+
+
+def _action_key(action: Any) -> str:
+    try:
+        return json.dumps(action, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(action)
 
 
 def run_episode(
@@ -58,8 +98,24 @@ def run_episode(
     task_id: str | None = None,
     sample: int = 0,
     success_threshold: float = 1.0,
+    max_repeats: int = 0,
 ) -> Trajectory:
-    """Play one episode to its end. The agent sees the task only if it is `privileged` (the oracle)."""
+    """Play one episode to its end. The agent sees the task only if it is `privileged` (the oracle).
+
+    Args:
+        env: The environment (reset here with `seed` and, if given, `task_id`).
+        agent: Produces the actions. Model agents never receive the task object.
+        env_id: Recorded in the trajectory.
+        seed: Seeds the env's reset; the agent is reset with `seed + sample`.
+        task_id: Play this task instead of a seeded random one.
+        sample: Which of the task's repeated samples this is (recorded; varies the agent's seed).
+        success_threshold: The reward at or above which the episode counts as a success.
+        max_repeats: When > 0, end the episode (truncated, with `error` set) once the agent has sent the same
+            action and received the same observation this many times in a row: a looping model.
+
+    Raises:
+        AgentUnavailable: the agent's backend could not be reached; nothing is recorded for this episode.
+    """
     started = time.perf_counter()
     options = {"task_id": task_id} if task_id is not None else None
     observation, info = env.reset(seed=seed, options=options)
@@ -68,20 +124,35 @@ def run_episode(
     rewards: list[float] = []
     terminated = truncated = False
     agent_seconds = 0.0
+    error: str | None = None
+    last_exchange: tuple[str, str] | None = None
+    repeats = 0
     while not (terminated or truncated):
         before = time.perf_counter()
-        action = agent.act(info["messages"], info["tools"])
+        try:
+            action = agent.act(info["messages"], info["tools"])
+        except AgentError as failure:
+            agent_seconds += time.perf_counter() - before
+            error, truncated = f"agent: {failure}", True
+            break
         agent_seconds += time.perf_counter() - before
         observation, reward, terminated, truncated, info = env.step(action)
         rewards.append(float(reward))
+        exchange = (_action_key(action), str(observation))
+        repeats = repeats + 1 if exchange == last_exchange else 1
+        last_exchange = exchange
+        if max_repeats > 0 and repeats >= max_repeats and not (terminated or truncated):
+            error, truncated = f"loop: the agent sent the same action {repeats} times in a row", True
     total = time.perf_counter() - started
     messages = info["messages"]
     calls, errors = count_tool_calls(messages)
     reward = sum(rewards)
     return Trajectory(
         env_id=env_id, task_id=info["task_id"], family=info["family"], difficulty=info["difficulty"],
-        split=info["split"], seed=seed, sample=sample, reward=reward, success=reward >= success_threshold,
+        split=info["split"], seed=seed, sample=sample, reward=reward,
+        success=error is None and terminated and reward >= success_threshold,
         turns=info["turn"], terminated=terminated, truncated=truncated, tool_calls=calls, tool_errors=errors,
-        messages=messages, reward_breakdown=info["reward_breakdown"], rewards=rewards,
+        messages=messages, reward_breakdown=info["reward_breakdown"], rewards=rewards, error=error,
         timings={"total_s": total, "agent_s": agent_seconds, "env_s": total - agent_seconds},
+        format_errors=count_format_errors(messages),
     )

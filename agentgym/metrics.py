@@ -1,0 +1,186 @@
+"""Evaluation metrics over finished episodes: success rate, unbiased pass@k, PASS@(k,T), turns and tool-error
+rate, overall and grouped (by env, family, difficulty), with task-level bootstrap confidence intervals.
+
+Samples of one task are not independent, so every confidence interval resamples *tasks* (with all their
+samples), not episodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k estimator of Chen et al. (2021): 1 - C(n-c, k) / C(n, k).
+
+    The probability that at least one of `k` samples drawn without replacement from `n` samples, `c` of them
+    correct, is correct.
+
+    Raises:
+        ValueError: unless 0 <= c <= n and 1 <= k <= n.
+    """
+    if not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}")
+    if not 1 <= k <= n:
+        raise ValueError(f"pass@{k} needs at least {k} samples per task, got n={n}")
+    if n - c < k:
+        return 1.0
+    # the product form avoids the huge binomials of the closed form
+    return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+@dataclass(frozen=True)
+class TaskSamples:
+    """The finished samples of one task: per sample, success, turns, tool calls and tool errors."""
+
+    key: str
+    successes: tuple[bool, ...]
+    turns: tuple[int, ...]
+    tool_calls: tuple[int, ...]
+    tool_errors: tuple[int, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.successes)
+
+    def correct_within(self, max_turns: int | None = None) -> int:
+        """Samples that succeeded, using at most `max_turns` turns when given."""
+        return sum(1 for ok, turns in zip(self.successes, self.turns)
+                   if ok and (max_turns is None or turns <= max_turns))
+
+
+def group_samples(records: Iterable[Mapping[str, Any]]) -> list[TaskSamples]:
+    """Group trajectory records (dicts with env_id, task_id, success, turns, tool_calls, tool_errors) by task."""
+    grouped: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        grouped.setdefault(f"{record.get('env_id', '')}/{record['task_id']}", []).append(record)
+    result = []
+    for key in sorted(grouped):
+        items = sorted(grouped[key], key=lambda item: int(item.get("sample", 0)))
+        result.append(TaskSamples(
+            key=key,
+            successes=tuple(bool(item["success"]) for item in items),
+            turns=tuple(int(item["turns"]) for item in items),
+            tool_calls=tuple(int(item.get("tool_calls", 0)) for item in items),
+            tool_errors=tuple(int(item.get("tool_errors", 0)) for item in items),
+        ))
+    return result
+
+
+def _ratio(numerators: np.ndarray, denominators: np.ndarray) -> float:
+    total = float(denominators.sum())
+    return float(numerators.sum()) / total if total > 0 else float("nan")
+
+
+def bootstrap_ratio_ci(numerators: Sequence[float], denominators: Sequence[float], *, resamples: int = 1000,
+                       seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of sum(numerators) / sum(denominators), resampling the paired entries
+    (one per task). Returns (nan, nan) with no entries or `resamples` = 0."""
+    top = np.asarray(numerators, dtype=float)
+    bottom = np.asarray(denominators, dtype=float)
+    if len(top) == 0 or resamples <= 0:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(top), size=(resamples, len(top)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = top[picks].sum(axis=1) / bottom[picks].sum(axis=1)
+    values = values[np.isfinite(values)]
+    if len(values) == 0:
+        return float("nan"), float("nan")
+    tail = (1.0 - level) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def pass_at_k_turns(tasks: Sequence[TaskSamples], k: int, turn_limits: Sequence[int]) -> list[float]:
+    """PASS@(k,T) for each T in `turn_limits`: the unbiased pass@k where a sample counts as correct only if it
+    succeeded within T turns. Tasks with fewer than k samples are left out; nan when none is left."""
+    eligible = [task for task in tasks if task.n >= k]
+    if not eligible:
+        return [float("nan")] * len(turn_limits)
+    return [float(np.mean([pass_at_k(task.n, task.correct_within(limit), k) for task in eligible]))
+            for limit in turn_limits]
+
+
+def _clean(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 6)
+
+
+def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_limits: Sequence[int] = (),
+                    resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Every metric of one group of tasks, as JSON-ready values (nan becomes null).
+
+    Keys: tasks, episodes, success_rate(+_ci), pass_at_k {k: value} (+ pass_at_k_ci), mean_turns(+_ci),
+    tool_error_rate(+_ci), tool_calls, tool_errors, and pass_at_k_turns {"turns": [...], k: [...]} when
+    `turn_limits` is given.
+    """
+    episodes = np.array([task.n for task in tasks], dtype=float)
+    successes = np.array([sum(task.successes) for task in tasks], dtype=float)
+    turns = np.array([sum(task.turns) for task in tasks], dtype=float)
+    calls = np.array([sum(task.tool_calls) for task in tasks], dtype=float)
+    errors = np.array([sum(task.tool_errors) for task in tasks], dtype=float)
+
+    def interval(top: np.ndarray, bottom: np.ndarray, offset: int) -> list[float | None]:
+        low, high = bootstrap_ratio_ci(top, bottom, resamples=resamples, seed=seed + offset)
+        return [_clean(low), _clean(high)]
+
+    summary: dict[str, Any] = {
+        "tasks": len(tasks),
+        "episodes": int(episodes.sum()),
+        "success_rate": _clean(_ratio(successes, episodes)),
+        "success_rate_ci": interval(successes, episodes, 0),
+        "pass_at_k": {},
+        "pass_at_k_ci": {},
+        "mean_turns": _clean(_ratio(turns, episodes)),
+        "mean_turns_ci": interval(turns, episodes, 1),
+        "tool_calls": int(calls.sum()),
+        "tool_errors": int(errors.sum()),
+        "tool_error_rate": _clean(_ratio(errors, calls)),
+        "tool_error_rate_ci": interval(errors, calls, 2),
+    }
+    for k in ks:
+        eligible = [task for task in tasks if task.n >= k]
+        values = np.array([pass_at_k(task.n, sum(task.successes), k) for task in eligible], dtype=float)
+        summary["pass_at_k"][str(k)] = _clean(float(values.mean())) if len(values) else None
+        summary["pass_at_k_ci"][str(k)] = interval(values, np.ones_like(values), 10 + k)
+    if turn_limits:
+        curves: dict[str, Any] = {"turns": list(turn_limits)}
+        for k in ks:
+            curves[str(k)] = [_clean(value) for value in pass_at_k_turns(tasks, k, turn_limits)]
+        summary["pass_at_k_turns"] = curves
+    return summary
+
+
+def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_turns: int | None = None,
+              resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """The whole `summary.json` body for trajectory records: overall metrics plus `by_env`, `by_family` and
+    `by_difficulty` groups (family keys are prefixed with the env id when records span several envs)."""
+    if max_turns is None:
+        max_turns = max((int(record["turns"]) for record in records), default=0)
+    turn_limits = list(range(1, max_turns + 1))
+    several_envs = len({record.get("env_id", "") for record in records}) > 1
+
+    def family_of(record: Mapping[str, Any]) -> str:
+        return f"{record.get('env_id', '')}/{record['family']}" if several_envs else str(record["family"])
+
+    groupings: dict[str, Callable[[Mapping[str, Any]], str]] = {
+        "by_env": lambda record: str(record.get("env_id", "")),
+        "by_family": family_of,
+        "by_difficulty": lambda record: str(record["difficulty"]),
+    }
+    summary = summarize_tasks(group_samples(records), ks, turn_limits=turn_limits, resamples=resamples, seed=seed)
+    for name, key_of in groupings.items():
+        buckets: dict[str, list[Mapping[str, Any]]] = {}
+        for record in records:
+            buckets.setdefault(key_of(record), []).append(record)
+        summary[name] = {
+            key: summarize_tasks(group_samples(bucket), ks, turn_limits=turn_limits, resamples=resamples,
+                                 seed=seed)
+            for key, bucket in sorted(buckets.items())
+        }
+    return summary
