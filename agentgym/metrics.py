@@ -108,7 +108,7 @@ def pass_at_k_turns(tasks: Sequence[TaskSamples], k: int, turn_limits: Sequence[
 
 
 def _clean(value: float) -> float | None:
-    return None if math.isnan(value) else round(value, 6)
+    return None if math.isnan(value) else float(value)
 
 
 def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_limits: Sequence[int] = (),

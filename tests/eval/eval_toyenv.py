@@ -12,7 +12,9 @@ import agentgym
 from agentgym import Task, ToolEnv, ToolError, tool
 
 ANIMALS = {"lion": 3, "zebra": 7, "giraffe": 2, "okapi": 5}
-SECRET_ANSWER = "mauve-okapi-4417"  # an answer no prompt or tool output contains: a model must never see it
+# The answer of the "code" task: no prompt or tool output contains it, so only the oracle (handed the task) can
+# submit it, and a model agent's requests must never contain it.
+SECRET_ANSWER = "mauve-okapi-4417"
 
 
 @tool
@@ -34,11 +36,11 @@ def keeper_code(kind: str) -> str:
     Args:
         kind: The animal kind.
     """
-    return SECRET_ANSWER if kind == "okapi" else f"code-{kind}"
+    return f"code-{kind}"
 
 
 def toy_tasks(count: int = 12) -> list[Task]:
-    """`count` tasks: counting tasks (1 or 2 lookups) and one secret-code task."""
+    """`count` tasks: counting tasks (1 or 2 lookups) and, last, the secret-code task."""
     tasks = []
     kinds = list(ANIMALS)
     for index in range(count):
