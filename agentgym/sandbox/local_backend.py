@@ -77,9 +77,10 @@ def namespace_prefix() -> tuple[str, ...]:
     """Return the ``unshare`` command line that gives new PID and network namespaces here, or () if none works."""
     if shutil.which("unshare") is None:
         return ()
-    candidates = [("unshare", "--pid", "--net", "--fork", "--kill-child")]
+    candidates = [("unshare", "--pid", "--net", "--mount-proc", "--fork", "--kill-child")]
     if os.geteuid() != 0:
-        candidates = [("unshare", "--user", "--map-root-user", "--pid", "--net", "--fork", "--kill-child")]
+        candidates = [("unshare", "--user", "--map-root-user", "--pid", "--net", "--mount-proc", "--fork",
+                       "--kill-child")]
     for prefix in candidates:
         try:
             probe = subprocess.run([*prefix, "sh", "-c", "echo $$"], capture_output=True, text=True, timeout=10)
