@@ -1,0 +1,182 @@
+"""Code lookup: from a code to its meaning and from words to codes, across the code systems records use.
+
+ICD-10-CM comes from the `simple-icd-10-cm` package (every code and its description). LOINC, RxNorm,
+SNOMED CT and CVX come from this project's vocabulary tables (`agentgym_fhir.vocab`): the codes the
+generator writes, with our own short descriptions. Synthea and other imported data may carry codes outside
+those tables; a lookup then says it does not know the code rather than guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+SYSTEM_URIS: dict[str, str] = {
+    "icd10cm": "http://hl7.org/fhir/sid/icd-10-cm",
+    "loinc": "http://loinc.org",
+    "rxnorm": "http://www.nlm.nih.gov/research/umls/rxnorm",
+    "snomed": "http://snomed.info/sct",
+    "cvx": "http://hl7.org/fhir/sid/cvx",
+}
+_SYSTEM_NAMES = {
+    "icd-10-cm": "icd10cm", "icd10": "icd10cm", "icd-10": "icd10cm", "icd10cm": "icd10cm", "icd": "icd10cm",
+    "loinc": "loinc", "rxnorm": "rxnorm", "rxcui": "rxnorm", "snomed": "snomed", "snomed ct": "snomed",
+    "snomedct": "snomed", "sct": "snomed", "cvx": "cvx",
+    **{uri: name for name, uri in SYSTEM_URIS.items()},
+}
+
+
+@dataclass(frozen=True)
+class CodeEntry:
+    """One code with its system, display and (where we have one) a description."""
+
+    system: str
+    code: str
+    display: str
+    description: str = ""
+    kind: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        result = {"system": self.system, "system_uri": SYSTEM_URIS[self.system], "code": self.code,
+                  "display": self.display}
+        if self.description:
+            result["description"] = self.description
+        if self.kind:
+            result["kind"] = self.kind
+        return result
+
+
+class CodeLookupError(ValueError):
+    """A lookup that cannot be made; the message says what is accepted."""
+
+
+def normalize_system(system: str) -> str:
+    """`"ICD-10-CM"`, `"http://loinc.org"`, `"SNOMED CT"` -> our short name (icd10cm, loinc, rxnorm, snomed, cvx)."""
+    key = system.strip().lower()
+    if key in _SYSTEM_NAMES:
+        return _SYSTEM_NAMES[key]
+    raise CodeLookupError(f"unknown code system {system!r}; use one of icd10cm, loinc, rxnorm, snomed, cvx "
+                          "(or their URIs, e.g. http://loinc.org)")
+
+
+@lru_cache(maxsize=1)
+def vocabulary_entries() -> dict[str, dict[str, CodeEntry]]:
+    """Every code of the project's vocabulary tables, by system then code."""
+    from agentgym_fhir.vocab import conditions, drugs, labs
+
+    table: dict[str, dict[str, CodeEntry]] = {"loinc": {}, "rxnorm": {}, "snomed": {}, "cvx": {}}
+    for measurement in labs.ALL_MEASUREMENTS.values():
+        table["loinc"][measurement.loinc] = CodeEntry(
+            "loinc", measurement.loinc, measurement.name,
+            measurement.description + (f". Unit: {measurement.unit}." if measurement.unit else "."), measurement.category)
+    for code, (name, members) in labs.PANELS.items():
+        table["loinc"][code] = CodeEntry("loinc", code, name, "Panel of " + ", ".join(
+            labs.ALL_MEASUREMENTS[m].name for m in members if m in labs.ALL_MEASUREMENTS), "panel")
+    for drug in drugs.DRUGS.values():
+        if drug.rxcui not in table["rxnorm"]:
+            table["rxnorm"][drug.rxcui] = CodeEntry("rxnorm", drug.rxcui, drug.name,
+                                                    f"{drug.drug_class}. {drug.cautions}".strip(), "drug")
+    for condition in conditions.CONDITIONS.values():
+        table["snomed"].setdefault(condition.snomed, CodeEntry(
+            "snomed", condition.snomed, condition.name, f"{condition.description}. ICD-10-CM {condition.icd10}.",
+            "condition"))
+    groups = [("procedure", conditions.PROCEDURES), ("specialty", conditions.SPECIALTIES)]
+    for kind, mapping in groups:
+        for code, display in mapping.values():
+            table["snomed"].setdefault(code, CodeEntry("snomed", code, display, "", kind))
+    for code, display, category, _criticality in conditions.ALLERGIES.values():
+        table["snomed"].setdefault(code, CodeEntry("snomed", code, display, f"{category} allergy", "allergy"))
+    for code, display in drugs.ROUTES.values():
+        table["snomed"].setdefault(code, CodeEntry("snomed", code, display, "", "route"))
+    for code, display in labs.SMOKING_STATUS.values():
+        table["snomed"].setdefault(code, CodeEntry("snomed", code, display, "", "finding"))
+    for _class, code, display in conditions.ENCOUNTER_TYPES.values():
+        table["snomed"].setdefault(code, CodeEntry("snomed", code, display, "", "encounter type"))
+    for code, display in conditions.VACCINES.values():
+        table["cvx"][code] = CodeEntry("cvx", code, display, "", "vaccine")
+    return table
+
+
+def _icd_entry(code: str) -> CodeEntry | None:
+    import simple_icd_10_cm as icd
+
+    if not icd.is_valid_item(code):
+        return None
+    dotted = icd.add_dot(code) if "." not in code and len(code) > 3 and not icd.is_chapter_or_block(code) else code
+    kind = "billable code" if icd.is_leaf(code) else "category (not billable: pick a more specific child code)"
+    return CodeEntry("icd10cm", dotted, icd.get_description(code), "", kind)
+
+
+@lru_cache(maxsize=1)
+def _icd_index() -> list[tuple[str, str, str]]:
+    """(code, description, lower-cased description) for every ICD-10-CM category and code."""
+    import simple_icd_10_cm as icd
+
+    rows = []
+    for code in icd.get_all_codes(with_dots=True):
+        if icd.is_chapter_or_block(code):
+            continue
+        description = icd.get_description(code)
+        rows.append((code, description, description.lower()))
+    return rows
+
+
+def lookup(system: str, code: str) -> CodeEntry:
+    """The meaning of one code.
+
+    Raises:
+        CodeLookupError: unknown system, or a code the system (or our tables, for LOINC/RxNorm/SNOMED/CVX)
+            does not hold.
+    """
+    name = normalize_system(system)
+    code = code.strip()
+    if name == "icd10cm":
+        entry = _icd_entry(code.upper())
+        if entry is None:
+            raise CodeLookupError(f"{code!r} is not an ICD-10-CM code; codes look like E11.9 or I48.91. Search by "
+                                  "words with the text argument to find one.")
+        return entry
+    entry = vocabulary_entries()[name].get(code)
+    if entry is None:
+        raise CodeLookupError(f"{code!r} is not in this project's {name} table; search by words with the text "
+                              "argument, or check the code in the record's coding.display")
+    return entry
+
+
+def search(text: str, system: str | None = None, limit: int = 10) -> list[CodeEntry]:
+    """Codes whose display or description contains every word of `text` (case-insensitive).
+
+    In ICD-10-CM, billable codes are listed before categories, shorter codes first.
+    """
+    words = [word for word in re.split(r"\W+", text.lower()) if word]
+    if not words:
+        raise CodeLookupError("give some words to search for, e.g. text='type 2 diabetes'")
+    systems = [normalize_system(system)] if system else ["snomed", "loinc", "rxnorm", "cvx", "icd10cm"]
+    found: list[CodeEntry] = []
+    for name in systems:
+        if name == "icd10cm":
+            import simple_icd_10_cm as icd
+
+            hits = [(code, description) for code, description, lowered in _icd_index()
+                    if all(word in lowered for word in words)]
+            hits.sort(key=lambda item: (not icd.is_leaf(item[0]), len(item[0]), item[0]))
+            found.extend(CodeEntry("icd10cm", code, description, "",
+                                   "billable code" if icd.is_leaf(code) else "category")
+                         for code, description in hits[:limit])
+        else:
+            for entry in vocabulary_entries()[name].values():
+                haystack = f"{entry.display} {entry.description}".lower()
+                if all(word in haystack for word in words):
+                    found.append(entry)
+    return found[:limit] if system else found[: limit * 2]
+
+
+def icd10_for_snomed(snomed: str) -> str | None:
+    """The ICD-10-CM code our condition table pairs with a SNOMED CT condition code."""
+    from agentgym_fhir.vocab.conditions import CONDITIONS
+
+    for condition in CONDITIONS.values():
+        if condition.snomed == snomed:
+            return condition.icd10
+    return None
