@@ -290,7 +290,7 @@ class Sandbox(ABC):
         """Run Python ``code`` in the sandbox's persistent namespace, echoing a final expression like the REPL.
 
         An exception gives exit code 1 with its traceback on stderr. Past ``timeout`` the code is interrupted
-        (KeyboardInterrupt; the namespace survives) and, if it does not stop within a quarter second, its
+        (KeyboardInterrupt; the namespace survives) and, if it does not stop within 0.1 s, its
         interpreter is killed (the namespace is lost). Either way ``timed_out`` is set and the exit code is 124.
         """
         return self._execute({"op": "py", "code": code}, timeout)
