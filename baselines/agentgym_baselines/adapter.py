@@ -1,0 +1,450 @@
+"""The TRL adapter: an agentgym env as a `GRPOTrainer(environment_factory=...)` class, and its task dataset.
+
+```python
+from trl import GRPOConfig, GRPOTrainer
+from agentgym_baselines.adapter import environment_factory, task_dataset
+
+trainer = GRPOTrainer(model, args=GRPOConfig(...), train_dataset=task_dataset("SQL-v0", split="train"),
+                      environment_factory=environment_factory("SQL-v0"))
+```
+
+TRL makes one instance per rollout and turns every public method into a tool, building its JSON schema from the
+method's signature and Google-style docstring. So the class made here has exactly one public method per env
+tool, with the tool's parameters (pydantic-model parameters flattened into primitive ones), plus `reset(**row)`
+and `get_reward()`. Each call is one `env.step`, so the env's own validation, error messages, turn limit and
+verifier apply unchanged. A call the env reports as an error raises `ToolCallFailed` carrying the env's message,
+which TRL shows to the model and counts in `tools/failure_frequency`.
+
+CodeAct (`codeact=True`): the only tool is `execute_code(code)`, and the model may also write a ```python block
+(see `agentgym_baselines.codeact`). Envs that implement `ToolEnv.execute_code` run the code themselves; for the
+others the block runs on the host in a restricted namespace whose only functions are the env's tools.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import enum
+import inspect
+import json
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Union
+
+import gymnasium as gym
+import pydantic
+
+from agentgym.actions import CODE_TOOL
+from agentgym.env import CODE_SYSTEM_SUFFIX, ToolEnv
+from agentgym.tools import Tool
+
+
+class ToolCallFailed(Exception):
+    """A tool call the env answered with an error observation; the message is the env's text."""
+
+
+class EpisodeOver(ToolCallFailed):
+    """A tool was called after the episode ended (the answer was submitted or the turn limit was reached)."""
+
+
+# ----------------------------------------------------------------------------------------- type flattening
+_JSON_SCALARS = (int, float, str, bool, type(None))
+
+
+def primitive_annotation(annotation: Any) -> Any:
+    """The nearest type hint that `transformers.utils.get_json_schema` can describe.
+
+    Basic types, `Any`, `Literal`, `Enum`, unions, `list`, `tuple` and `dict` of those are kept; a pydantic model
+    nested inside a container becomes `dict`; any other class becomes `str`.
+    """
+    if annotation is Any or annotation in (int, float, str, bool, type(None), list, dict):
+        return annotation
+    if annotation is tuple:
+        return list
+    origin = typing.get_origin(annotation)
+    arguments = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return primitive_annotation(arguments[0])
+    if origin is Literal:
+        return annotation if all(type(value) in _JSON_SCALARS for value in arguments) else str
+    if origin is Union or origin is types.UnionType:
+        kept = tuple(dict.fromkeys(primitive_annotation(argument) for argument in arguments))
+        return kept[0] if len(kept) == 1 else Union[kept]  # noqa: UP007 (a runtime-built union)
+    if origin in (list, set, frozenset, Sequence):
+        return list[primitive_annotation(arguments[0])] if arguments else list  # type: ignore[misc]
+    if origin is tuple:
+        items = [argument for argument in arguments if argument is not ...]
+        if items and len(set(items)) == 1:
+            return list[primitive_annotation(items[0])]  # type: ignore[misc]
+        return list
+    if origin in (dict, Mapping):
+        if len(arguments) == 2:
+            return dict[str, primitive_annotation(arguments[1])]  # type: ignore[misc]
+        return dict
+    if inspect.isclass(annotation) and issubclass(annotation, enum.Enum):
+        if all(type(member.value) in _JSON_SCALARS for member in annotation):
+            return annotation
+        return str
+    if inspect.isclass(annotation) and issubclass(annotation, pydantic.BaseModel):
+        return dict
+    return str
+
+
+def _model_in(annotation: Any) -> tuple[type[pydantic.BaseModel] | None, bool]:
+    """(the pydantic model `annotation` is, or is optionally, and whether None is allowed)."""
+    if inspect.isclass(annotation) and issubclass(annotation, pydantic.BaseModel):
+        return annotation, False
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        arguments = typing.get_args(annotation)
+        others = [argument for argument in arguments if argument is not type(None)]
+        if len(others) == 1 and inspect.isclass(others[0]) and issubclass(others[0], pydantic.BaseModel):
+            return others[0], len(others) < len(arguments)
+    return None, False
+
+
+@dataclass(frozen=True)
+class FlatParameter:
+    """One primitive parameter of an adapter method, and where its value goes in the tool's arguments."""
+
+    name: str
+    annotation: Any
+    description: str
+    required: bool
+    default: Any = None
+    path: tuple[str, ...] = ()  # (tool parameter,) or (tool parameter, model field)
+
+
+@dataclass(frozen=True)
+class FlatSignature:
+    """A tool's parameters flattened to primitives, with the way back to the nested arguments the tool takes."""
+
+    tool: Tool
+    parameters: list[FlatParameter] = field(default_factory=list)
+
+    def nest(self, flat: Mapping[str, Any]) -> dict[str, Any]:
+        """Rebuild the tool's arguments from flat keyword arguments. Unknown names pass through (the env reports
+        them as unexpected arguments, naming the accepted ones)."""
+        by_name = {parameter.name: parameter for parameter in self.parameters}
+        arguments: dict[str, Any] = {}
+        for name, value in flat.items():
+            parameter = by_name.get(name)
+            if parameter is None or len(parameter.path) == 1:
+                arguments[name if parameter is None else parameter.path[0]] = value
+                continue
+            outer, inner = parameter.path
+            if value is None and not parameter.required:
+                continue
+            nested = arguments.setdefault(outer, {})
+            if isinstance(nested, dict):
+                nested[inner] = value
+        return arguments
+
+    def docstring(self) -> str:
+        """Google-style docstring: the tool's description and one `Args:` line per flat parameter."""
+        lines = [self.tool.description.strip() or self.tool.name]
+        if self.parameters:
+            lines += ["", "Args:"]
+            for parameter in self.parameters:
+                text = re.sub(r"\s+", " ", parameter.description).strip() or f"The {parameter.name}."
+                lines.append(f"    {parameter.name}: {text}")
+        return "\n".join(lines)
+
+    def signature(self) -> inspect.Signature:
+        parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        ordered = [p for p in self.parameters if p.required] + [p for p in self.parameters if not p.required]
+        for parameter in ordered:
+            parameters.append(inspect.Parameter(
+                parameter.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=parameter.annotation,
+                default=inspect.Parameter.empty if parameter.required else parameter.default,
+            ))
+        return inspect.Signature(parameters, return_annotation=str)
+
+
+def _json_default(value: Any) -> Any:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return None
+    return value
+
+
+def flatten_tool(tool: Tool) -> FlatSignature:
+    """The primitive parameters an adapter method exposes for `tool`.
+
+    A parameter whose type is a pydantic model becomes one parameter per model field, named after the field
+    (or `PARAMETER_FIELD` when that name is taken); its description is the field's.
+    """
+    fields = tool.arguments_model.model_fields
+    taken = set(fields)
+    flat: list[FlatParameter] = []
+    for name, info in fields.items():
+        model, nullable = _model_in(info.annotation)
+        required = info.is_required()
+        if model is None:
+            flat.append(FlatParameter(name, primitive_annotation(info.annotation), info.description or "",
+                                      required, None if required else _json_default(info.default), (name,)))
+            continue
+        for inner_name, inner in model.model_fields.items():
+            flat_name = inner_name if inner_name not in taken else f"{name}_{inner_name}"
+            taken.add(flat_name)
+            inner_required = required and not nullable and inner.is_required()
+            description = inner.description or f"The {inner_name} of {name}."
+            flat.append(FlatParameter(flat_name, primitive_annotation(inner.annotation), description,
+                                      inner_required, None if inner_required else _json_default(inner.default),
+                                      (name, inner_name)))
+    return FlatSignature(tool, flat)
+
+
+def flat_schema(tool: Tool) -> dict[str, Any]:
+    """The env's OpenAI schema of `tool` with model parameters flattened, as the adapter exposes it."""
+    properties: dict[str, Any] = {}
+    signature = flatten_tool(tool)
+    schema_properties = tool.parameters_schema.get("properties", {})
+    definitions = tool.parameters_schema.get("$defs", {})
+    for parameter in signature.parameters:
+        if len(parameter.path) == 1:
+            properties[parameter.name] = schema_properties.get(parameter.name, {})
+        else:
+            outer = schema_properties.get(parameter.path[0], {})
+            reference = outer.get("$ref") or next(
+                (item.get("$ref") for item in outer.get("anyOf", []) if "$ref" in item), None)
+            model_schema = definitions.get(str(reference).rsplit("/", 1)[-1], {}) if reference else {}
+            properties[parameter.name] = model_schema.get("properties", {}).get(parameter.path[1], {})
+    required = [parameter.name for parameter in signature.parameters if parameter.required]
+    return {"name": tool.name, "description": tool.description,
+            "parameters": {"type": "object", "properties": properties, "required": required}}
+
+
+# ----------------------------------------------------------------------------------------- the env class
+class _EnvironmentClassMeta(type):
+    """Metaclass of adapter classes, so that a class made at run time pickles (by how to rebuild it)."""
+
+
+class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
+    """Base of the classes `environment_factory` makes. One instance runs one episode at a time.
+
+    Only `reset`, `get_reward` and the generated tool methods are public: TRL exposes every other public
+    method as a tool. Instances pickle as a fresh, not yet reset environment.
+    """
+
+    _env_id: ClassVar[str] = ""
+    _env_kwargs: ClassVar[dict[str, Any]] = {}
+    _codeact: ClassVar[bool] = False
+    _signatures: ClassVar[dict[str, FlatSignature]] = {}
+
+    def __init__(self) -> None:
+        if not self._env_id:
+            raise TypeError("make an adapter class with agentgym_baselines.adapter.environment_factory(ENV_ID)")
+        self._env: gym.Env[Any, Any] = gym.make(self._env_id, **self._env_kwargs)
+        self._tool_env: ToolEnv = self._env.unwrapped  # type: ignore[assignment]
+        if not isinstance(self._tool_env, ToolEnv):
+            raise TypeError(f"{self._env_id} is not an agentgym ToolEnv (got {type(self._tool_env).__name__})")
+        self._env_runs_code = self._codeact and type(self._tool_env).execute_code is not ToolEnv.execute_code
+        if self._env_runs_code:
+            self._tool_env.code = True  # the env's own CodeAct execution handles `execute_code` calls
+        self._started = False
+        self._done = False
+        self._submitted = False
+        self._reward = 0.0
+        self._calls: dict[str, int] = {}
+        self._failures: dict[str, int] = {}
+
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return type(self), ()
+
+    # --------------------------------------------------------------------------------- TRL's interface
+    def reset(self, **row: Any) -> None:
+        """Start the episode of the row's task. `row` is a dataset row; it must have a `task_id`."""
+        if "task_id" not in row:
+            raise KeyError("the dataset row has no 'task_id' column; build the dataset with "
+                           "agentgym_baselines.adapter.task_dataset(ENV_ID, split=...)")
+        self._env.reset(options={"task_id": str(row["task_id"])})
+        self._started, self._done, self._submitted, self._reward = True, False, False, 0.0
+        self._calls, self._failures = {}, {}
+        return None
+
+    def get_reward(self) -> float:
+        """The verifier's score of the episode (with the env's reward weights); 0.0 if nothing was submitted."""
+        return self._reward if self._done else 0.0
+
+    # --------------------------------------------------------------------------------- helpers (private)
+    def _step(self, name: str, arguments: dict[str, Any]) -> str:
+        """One env step for one tool call; raises `ToolCallFailed` with the env's message on an error."""
+        if not self._started:
+            raise RuntimeError("reset(task_id=...) must be called before any tool")
+        if self._done:
+            raise EpisodeOver("the episode is over (the answer was submitted or the turn limit was reached); "
+                              "do not call more tools")
+        self._calls[name] = self._calls.get(name, 0) + 1
+        observation, reward, terminated, truncated, _ = self._env.step({"name": name, "arguments": arguments})
+        if terminated or truncated:
+            self._done, self._submitted, self._reward = True, bool(terminated), float(reward)
+        if observation.startswith("Error:"):
+            self._failures[name] = self._failures.get(name, 0) + 1
+            raise ToolCallFailed(observation)
+        return str(observation)
+
+    def _task(self) -> Any:
+        """The current task (gold answer included): for trainers only, never shown to the student."""
+        return self._tool_env.task
+
+    def _episode_stats(self) -> dict[str, Any]:
+        return {"calls": dict(self._calls), "failures": dict(self._failures), "submitted": self._submitted,
+                "reward": self.get_reward(), "env_turns": self._tool_env._turn}
+
+
+def _make_tool_method(signature: FlatSignature) -> Callable[..., str]:
+    name = signature.tool.name
+
+    def call_tool(self: AgentGymEnvironment, **arguments: Any) -> str:
+        return self._step(name, signature.nest(arguments))
+
+    call_tool.__name__ = name
+    call_tool.__qualname__ = name
+    call_tool.__doc__ = signature.docstring()
+    call_tool.__signature__ = signature.signature()  # type: ignore[attr-defined]
+    call_tool.__annotations__ = {p.name: p.annotation for p in signature.parameters} | {"return": str}
+    return call_tool
+
+
+def _execute_code_method() -> Callable[..., str]:
+    from agentgym_baselines.codeact import run_code_block
+
+    def execute_code(self: AgentGymEnvironment, code: str) -> str:
+        """Run a Python code block. The environment's tools are available in it as functions; print what you
+        want to see.
+
+        Args:
+            code: Python source to run.
+        """
+        if self._env_runs_code:
+            return self._step(CODE_TOOL, {"code": code})
+        return run_code_block(self, code)
+
+    return execute_code
+
+
+_CLASSES: dict[tuple[str, bool, str], type[AgentGymEnvironment]] = {}
+
+
+def _class_name(env_id: str) -> str:
+    return re.sub(r"\W", "", env_id.split(":")[-1].replace("-", "_").title()) + "Environment"
+
+
+def environment_factory(env_id: str, *, codeact: bool = False, **env_kwargs: Any) -> type[AgentGymEnvironment]:
+    """A class for `trl.GRPOTrainer(environment_factory=...)` that runs `env_id`'s episodes.
+
+    Args:
+        env_id: A registered agentgym env ("SQL-v0").
+        codeact: Expose one `execute_code(code)` tool (CodeAct) instead of the env's tools.
+        **env_kwargs: Passed to `gymnasium.make(env_id, ...)` (tasks=, max_turns=, ...). Must be JSON-able, so
+            the class can be rebuilt when unpickled.
+
+    Returns:
+        A class whose public methods are the env's tools (real signatures, Google-style docstrings),
+        `reset(**row)` and `get_reward()`. The same arguments return the same class.
+    """
+    try:
+        key = (env_id, codeact, json.dumps(env_kwargs, sort_keys=True))
+    except TypeError as error:
+        raise TypeError(f"environment_factory: env_kwargs must be JSON-able so the class can be pickled "
+                        f"({error}); pass a task file path instead of Task objects") from None
+    cached = _CLASSES.get(key)
+    if cached is not None:
+        return cached
+    probe = gym.make(env_id, **env_kwargs)
+    try:
+        tool_env = probe.unwrapped
+        if not isinstance(tool_env, ToolEnv):
+            raise TypeError(f"{env_id} is not an agentgym ToolEnv (got {type(tool_env).__name__})")
+        signatures = {name: flatten_tool(item) for name, item in tool_env.tools.items()}
+    finally:
+        probe.close()
+    namespace: dict[str, Any] = {
+        "_env_id": env_id, "_env_kwargs": dict(env_kwargs), "_codeact": codeact, "_signatures": signatures,
+        "__module__": __name__,
+        "__doc__": f"agentgym {env_id} as a TRL environment ({'CodeAct' if codeact else 'tool calls'}).",
+    }
+    reserved = {"reset", "get_reward"}
+    if codeact:
+        namespace[CODE_TOOL] = _execute_code_method()
+    else:
+        for name, signature in signatures.items():
+            if name in reserved or name.startswith("_") or not name.isidentifier():
+                raise ValueError(f"{env_id}: tool {name!r} cannot be a method name for TRL; rename the tool")
+            namespace[name] = _make_tool_method(signature)
+    cls = _EnvironmentClassMeta(_class_name(env_id) + ("CodeAct" if codeact else ""), (AgentGymEnvironment,),
+                                namespace)
+    _CLASSES[key] = cls  # type: ignore[assignment]
+    return cls  # type: ignore[return-value]
+
+
+def _rebuild_class(env_id: str, codeact: bool, env_kwargs: dict[str, Any]) -> type[AgentGymEnvironment]:
+    return environment_factory(env_id, codeact=codeact, **env_kwargs)
+
+
+def _reduce_class(cls: type[AgentGymEnvironment]) -> Any:
+    if not cls._env_id:
+        return cls.__qualname__  # the base class pickles by name
+    return _rebuild_class, (cls._env_id, cls._codeact, dict(cls._env_kwargs))
+
+
+copyreg.pickle(_EnvironmentClassMeta, _reduce_class)
+
+
+# ----------------------------------------------------------------------------------------- prompts and dataset
+def python_signature(tool: Tool) -> str:
+    """`name(arg: type, opt: type = default)` with the tool's first description line, for CodeAct prompts."""
+    parts = []
+    for parameter in flatten_tool(tool).parameters:
+        annotation = parameter.annotation
+        shown = annotation.__name__ if isinstance(annotation, type) else repr(annotation).replace("typing.", "")
+        parts.append(f"{parameter.name}: {shown}" + ("" if parameter.required else f" = {parameter.default!r}"))
+    summary = (tool.description.strip().splitlines() or [""])[0]
+    return f"{tool.name}({', '.join(parts)})  # {summary}"
+
+
+def system_prompt(env: ToolEnv, *, codeact: bool = False) -> str:
+    """The system message of a training prompt: the env's, plus the functions callable from code in CodeAct."""
+    text = env.system_prompt
+    if not codeact:
+        return text
+    if CODE_SYSTEM_SUFFIX not in text:
+        text += CODE_SYSTEM_SUFFIX
+    functions = "\n".join(python_signature(item) for item in env.tools.values())
+    return (text + " In the code, these functions are available (also as `from tools import NAME`); each returns "
+            "the tool's result as text:\n" + functions)
+
+
+def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = False, limit: int | None = None,
+                 **env_kwargs: Any) -> Any:
+    """A `datasets.Dataset` of `env_id`'s tasks: `prompt` (system and user chat messages) and `task_id`.
+
+    Args:
+        env_id: A registered agentgym env.
+        split: Keep tasks of this split; None keeps all.
+        codeact: Write the CodeAct system prompt (functions callable from ```python blocks).
+        limit: Keep the first `limit` tasks.
+        **env_kwargs: Passed to `gymnasium.make` (use the same as for `environment_factory`).
+
+    The gold answer is never in the dataset: the prompt is what the model may see.
+    """
+    from datasets import Dataset
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        tool_env = env.unwrapped
+        if not isinstance(tool_env, ToolEnv):
+            raise TypeError(f"{env_id} is not an agentgym ToolEnv (got {type(tool_env).__name__})")
+        tasks = list(tool_env.task_set.filter(split=split))[:limit]
+        system = system_prompt(tool_env, codeact=codeact)
+        rows = {
+            "prompt": [[{"role": "system", "content": system}, {"role": "user", "content": task.prompt}]
+                       for task in tasks],
+            "task_id": [task.id for task in tasks],
+        }
+    finally:
+        env.close()
+    return Dataset.from_dict(rows)

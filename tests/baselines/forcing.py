@@ -1,0 +1,50 @@
+"""Make a random tiny model act: replace some of its generations with given text.
+
+A randomly initialised model never writes a valid tool call, so every reward in a group would be equal and
+nothing would train. `force_generations` wraps the model instance's `generate` (the only mock in these tests,
+because no real tiny model can be made to call tools on demand) so that chosen rows become the given text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+Chooser = Callable[[int, str], "str | None"]
+
+
+def force_generations(model: Any, tokenizer: Any, choose: Chooser) -> list[str]:
+    """Wrap `model.generate`: row `i` of a call whose decoded prompt is `p` becomes `choose(i, p)` (+ eos) when
+    that is not None. Returns the list of prompts seen, for assertions."""
+    original = model.generate
+    seen: list[str] = []
+
+    def generate(*args: Any, **kwargs: Any) -> torch.Tensor:
+        output = original(*args, **kwargs)
+        input_ids = kwargs["input_ids"]
+        prompt_length = input_ids.size(1)
+        rows = []
+        for index in range(output.size(0)):
+            prompt = tokenizer.decode(input_ids[index], skip_special_tokens=False)
+            seen.append(prompt)
+            forced = choose(index, prompt)
+            if forced is None:
+                rows.append(output[index, prompt_length:].tolist())
+            else:
+                rows.append(tokenizer(forced, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id])
+        width = max(len(row) for row in rows)
+        completion = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=output.dtype)
+        for index, row in enumerate(rows):
+            completion[index, : len(row)] = torch.tensor(row, dtype=output.dtype)
+        return torch.cat([input_ids, completion.to(input_ids.device)], dim=1)
+
+    model.generate = generate
+    return seen
+
+
+def tool_call(name: str, arguments: dict[str, Any]) -> str:
+    import json
+
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
