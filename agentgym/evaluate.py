@@ -295,6 +295,7 @@ def evaluate(
         _write_json(out / TOOLS_FILE, tool_schemas)
         log = TrajectoryLog(out / TRAJECTORIES)
         finished = log.load()
+        log.path.touch(exist_ok=True)
         todo = [spec for spec in specs if spec.key not in finished]
         config = RolloutConfig(
             envs=tuple(records_by_env.values()), agent=agent,

@@ -91,6 +91,8 @@ def make_env(**kwargs: Any) -> ToyEnv:
 
 def register() -> None:
     agentgym.register(id="EvalToy-v0", entry_point="eval_toyenv:make_env", description="evaluation test env")
+    agentgym.register(id="EvalToySmall-v0", entry_point="eval_toyenv:make_env", kwargs={"count": 4},
+                      description="a smaller evaluation test env")
 
 
 register()
