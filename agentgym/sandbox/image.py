@@ -210,7 +210,7 @@ def build(method: str = "auto", force: bool = False) -> str:
     tag = image_tag()
     client = _docker_client()
     if not force and image_exists(client, tag):
-        logger.info("image %s already present", tag)
+        logger.debug("image %s already present", tag)
         return tag
     if method == "auto":
         method = "debootstrap" if shutil.which("debootstrap") and os.geteuid() == 0 else "dockerfile"

@@ -259,3 +259,19 @@ def test_daemon_restarted_between_episodes(sandbox: Sandbox) -> None:
     sandbox.reset()  # waits for the daemon, restarts the container
     assert sandbox.run("echo alive", timeout=5).stdout == "alive\n"
     assert_next_episode_works(sandbox)
+
+
+def test_prelude_and_environment(docker_ready: None) -> None:
+    prelude = "import json\nclient = {'base': 'preloaded'}"
+    with Sandbox.create(backend="docker", env={"TASK_ID": "t-1"}, python_prelude=prelude) as sandbox:
+        assert sandbox.run("echo $TASK_ID").stdout == "t-1\n"
+        assert sandbox.run_python("client['base']").stdout == "'preloaded'\n"
+        sandbox.run_python("del client")
+        sandbox.reset()
+        assert sandbox.run_python("json.dumps(client)").stdout == "'{\"base\": \"preloaded\"}'\n"
+
+
+def test_python_process_exit_is_reported_and_replaced(sandbox: Sandbox) -> None:
+    result = sandbox.run_python("import os; os._exit(5)")
+    assert result.exit_code == 5 and "namespace is lost" in result.stderr
+    assert sandbox.run_python("1 + 1").stdout == "2\n"
