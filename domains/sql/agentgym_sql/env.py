@@ -1,0 +1,208 @@
+"""`SqlEnv` (registered as SQL-v0): text-to-SQL episodes over SQLite, DuckDB or PostgreSQL.
+
+Engines are shared: one read-only engine per (database, backend, thread) serves every episode of every env in
+that thread, because a read-only connection carries no state from one query to the next. That keeps `reset`
+to a dictionary lookup and a thousand concurrent episodes to a handful of connections. An env releases its
+engines on `close`; the last env to release one closes it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+import agentgym
+from agentgym import Task, TaskSet, ToolEnv
+from agentgym.actions import ToolCall
+from agentgym.tools import ToolOutcome
+
+from . import verify as _verify  # noqa: F401  (registers the sql_execution verifier)
+from .data import DATABASES, ensure_duckdb, ensure_sqlite, load_postgres
+from .data.build import READER_ROLE
+from .data.engines import DEFAULT_TIMEOUT_S, DuckdbEngine, Engine, PostgresEngine, SqliteEngine
+from .tasks import default_tasks, transpile
+from .tools import TOOLS, SqlEpisode
+from .verify import compare
+
+BACKENDS = ("sqlite", "duckdb", "postgres")
+POSTGRES_DSN_VARIABLE = "AGENTGYM_SQL_POSTGRES_DSN"
+
+SYSTEM_PROMPT = (
+    "You answer questions about a {engine} database by writing SQL. Use list_tables and describe_table to learn "
+    "the schema and execute_sql to try queries (read-only: SELECT or WITH only, one statement per call). Finish "
+    "with submit(sql) when asked for a query, or submit_answer(value) when asked for a value."
+)
+ENGINE_NAMES = {"sqlite": "SQLite", "duckdb": "DuckDB", "postgres": "PostgreSQL"}
+
+_engines_lock = threading.Lock()
+_engines: dict[tuple[str, str, int], tuple[Engine, int]] = {}  # (backend, source, thread) -> (engine, holders)
+_loaded_postgres: set[tuple[str, str, int]] = set()
+
+
+def _reader_dsn(admin_dsn: str, password: str = READER_ROLE) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    parts = conninfo_to_dict(admin_dsn)
+    parts.update(user=READER_ROLE, password=password)
+    return make_conninfo(**{k: str(v) for k, v in parts.items() if v is not None})
+
+
+class SqlEnv(ToolEnv):
+    """Text-to-SQL over generated (or imported) databases, rewarded by execution accuracy.
+
+    Args:
+        tasks: A task file or list; default: the built-in tasks for `seed` (generated once, then cached).
+        backend: "sqlite", "duckdb" or "postgres". Gold queries are transpiled with sqlglot as needed.
+        postgres_dsn: Admin connection string of a PostgreSQL server (or `$AGENTGYM_SQL_POSTGRES_DSN`); the
+            env loads the databases there and reads them as the read-only role `agentgym_reader`.
+        seed: Seed of the built-in task set. db_seed: seed of the generated databases.
+        timeout_s: Longest a query may run.
+        **kwargs: `ToolEnv` options (split, families, max_turns, reward_weights, ...).
+    """
+
+    def __init__(self, tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, backend: str = "sqlite",
+                 postgres_dsn: str | None = None, seed: int = 0, db_seed: int = 0,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, **kwargs: Any) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        self.backend = backend
+        self.db_seed = db_seed
+        self.timeout_s = timeout_s
+        self.postgres_dsn = postgres_dsn or os.environ.get(POSTGRES_DSN_VARIABLE)
+        if backend == "postgres" and not self.postgres_dsn:
+            raise ValueError(f"backend='postgres' needs postgres_dsn=... (an admin connection string) or "
+                             f"${POSTGRES_DSN_VARIABLE}")
+        kwargs.setdefault("system_prompt", SYSTEM_PROMPT.format(engine=ENGINE_NAMES[backend]))
+        super().__init__(default_tasks(seed, db_seed) if tasks is None else tasks, TOOLS, **kwargs)
+        self._held: dict[str, tuple[tuple[str, str, int], Engine]] = {}
+        self._schemas: dict[str, dict[str, set[str]]] = {}
+
+    # ------------------------------------------------------------------ episode state
+    def begin_episode(self, task: Task) -> SqlEpisode:
+        source, database = self._source(task)
+        engine = self._engine(source, task)
+        gold = task.metadata.get("gold_sql", {})
+        dialect = task.metadata.get("dialect", "sqlite")
+        gold_sql = gold.get(self.backend) or transpile(gold[dialect], dialect, self.backend)
+        spec = DATABASES.get(database) if "database_path" not in task.metadata else None
+        return SqlEpisode(task=task, engine=engine, source=source, database=database, gold_sql=gold_sql, spec=spec)
+
+    def end_episode(self, state: Any) -> None:
+        """Nothing per episode: engines are read-only and shared, released on `close`."""
+
+    def close(self) -> None:
+        super().close()
+        held, self._held = self._held, {}
+        for key, _engine in held.values():
+            with _engines_lock:
+                engine, holders = _engines[key]
+                if holders > 1:
+                    _engines[key] = (engine, holders - 1)
+                    continue
+                del _engines[key]
+            engine.close()
+
+    def _source(self, task: Task) -> tuple[str, str]:
+        """(a key naming the database file or schema, the database's display name) for a task."""
+        metadata = task.metadata
+        if "database_path" in metadata:
+            if self.backend != "sqlite":
+                raise ValueError(f"task {task.id} reads the SQLite file {metadata['database_path']}; imported "
+                                 "tasks run on backend='sqlite'")
+            return f"sqlite:{metadata['database_path']}", str(metadata.get("db_id", "database"))
+        name = metadata["database"]
+        return f"{self.backend}:{name}:{metadata.get('db_seed', self.db_seed)}", name
+
+    def _engine(self, source: str, task: Task) -> Engine:
+        held = self._held.get(source)
+        if held is not None:
+            return held[1]
+        key = (self.backend, source, threading.get_ident())
+        with _engines_lock:
+            if key in _engines:
+                engine, holders = _engines[key]
+                _engines[key] = (engine, holders + 1)
+                self._held[source] = (key, engine)
+                return engine
+        engine = self._open(task)
+        with _engines_lock:
+            if key in _engines:  # another env in this thread won the race: use its engine
+                existing, holders = _engines[key]
+                _engines[key] = (existing, holders + 1)
+                engine.close()
+                engine = existing
+            else:
+                _engines[key] = (engine, 1)
+        self._held[source] = (key, engine)
+        return engine
+
+    def _open(self, task: Task) -> Engine:
+        metadata = task.metadata
+        if "database_path" in metadata:
+            return SqliteEngine(metadata["database_path"], self.timeout_s)
+        spec = DATABASES[metadata["database"]]
+        db_seed = int(metadata.get("db_seed", self.db_seed))
+        if self.backend == "sqlite":
+            return SqliteEngine(ensure_sqlite(spec, db_seed), self.timeout_s)
+        if self.backend == "duckdb":
+            return DuckdbEngine(ensure_duckdb(spec, db_seed), self.timeout_s)
+        assert self.postgres_dsn is not None
+        schema = spec.name if db_seed == 0 else f"{spec.name}_s{db_seed}"
+        loaded = (self.postgres_dsn, schema, db_seed)
+        if loaded not in _loaded_postgres:
+            load_postgres(spec, self.postgres_dsn, db_seed, schema=schema)
+            _loaded_postgres.add(loaded)
+        return PostgresEngine(_reader_dsn(self.postgres_dsn), schema, self.timeout_s)
+
+    # ------------------------------------------------------------------ per-turn process signals
+    def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
+        """For execute_sql and submit: parses (sqlglot, this dialect), names_exist (only real tables and
+        columns), executes, and for execute_sql overlaps_gold (Jaccard of result rows with the gold's)."""
+        if call.name not in ("execute_sql", "submit") or not isinstance(call.arguments, dict):
+            return {}
+        sql = call.arguments.get("sql")
+        if not isinstance(sql, str) or not isinstance(state, SqlEpisode):
+            return {}
+        signals = {"parses": 0.0, "names_exist": 0.0}
+        try:
+            tree = sqlglot.parse_one(sql, read=self.backend)
+            signals["parses"] = 1.0
+            signals["names_exist"] = float(self._names_exist(tree, state))
+        except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError):
+            pass
+        if call.name == "execute_sql":
+            signals["executes"] = float(outcome.ok)
+            rows = state.last_rows if outcome.ok else None
+            signals["overlaps_gold"] = compare(rows, state.gold_rows())["overlap"] if rows is not None else 0.0
+        return signals
+
+    def _names_exist(self, tree: exp.Expression, state: SqlEpisode) -> bool:
+        schema = self._schemas.get(state.source)
+        if schema is None:
+            schema = self._schemas[state.source] = state.engine.schema_names()
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        tables = {table.name.lower() for table in tree.find_all(exp.Table) if table.name}
+        if any(name not in schema and name not in ctes for name in tables):
+            return False
+        known = set().union(*(schema[name] for name in tables if name in schema)) if tables else set()
+        aliases = {alias.alias.lower() for alias in tree.find_all(exp.Alias)}
+        aliases |= {column.lower() for cte in tree.find_all(exp.CTE) for column in cte.named_selects}
+        return all(column.name.lower() in known or column.name.lower() in aliases or column.name == "*"
+                   for column in tree.find_all(exp.Column) if column.name)
+
+
+def make_env(**kwargs: Any) -> SqlEnv:
+    """Factory for `gym.make("SQL-v0", ...)`; see `SqlEnv` for the arguments."""
+    return SqlEnv(**kwargs)
+
+
+def register() -> None:
+    """Entry point of the `agentgym.envs` group."""
+    agentgym.register(id="SQL-v0", entry_point="agentgym_sql.env:make_env", generator="agentgym_sql.tasks:generate",
+                      description="Text-to-SQL over SQLite/DuckDB/PostgreSQL; execution-accuracy rewards")

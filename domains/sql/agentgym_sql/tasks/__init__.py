@@ -1,0 +1,149 @@
+"""Task families and `generate`, which turns them into validated `Task`s over the generated databases.
+
+Each family module (one per file) exposes `FAMILY` and `generate(context, count) -> list[Draft]`. `generate`
+runs every draft's gold query on SQLite, drops drafts that fail, return nothing or too many rows, stores the
+normalised result as the answer, and transpiles the gold to DuckDB and PostgreSQL with sqlglot (or uses the
+family's hand-written override where transpiling is not faithful). Splits follow the databases: train tasks use
+retail, hospital, flights and hr; test tasks use school and finance, so no database is in both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+
+from agentgym import Task, VerifierSpec, load_tasks, save_tasks
+
+from ..data import DATABASES, cache_dir, ensure_sqlite
+from ..verify import normalize_rows
+from . import aggregates, dates, filters, group_having, joins, nested, nulls, set_ops, topk_ties, windows
+from .base import Context, Draft
+
+FAMILY_MODULES = (filters, aggregates, group_having, joins, nested, windows, dates, topk_ties, nulls, set_ops)
+FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
+DIALECTS = ("sqlite", "duckdb", "postgres")
+MAX_ANSWER_ROWS = 200
+TASKS_VERSION = 1  # bump when families change so cached task files are regenerated
+
+SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
+                   "answers the question.")
+ANSWER_INSTRUCTION = ("Explore the database with the tools, find the answer, then call submit_answer(value) with "
+                      "the value itself.")
+
+
+def transpile(sql: str, source: str, target: str) -> str:
+    """`sql` rewritten from dialect `source` to `target` with sqlglot (unchanged when they are the same)."""
+    if source == target:
+        return sql
+    return sqlglot.transpile(sql, read=source, write=target, unsupported_level=sqlglot.ErrorLevel.IGNORE)[0]
+
+
+def prompt_for(database: str, question: str, evidence: str | None, answer_mode: bool) -> str:
+    lines = [f"Database: {database}", f"Question: {question}"]
+    if evidence:
+        lines.append(f"Evidence: {evidence}")
+    lines.append(ANSWER_INSTRUCTION if answer_mode else SQL_INSTRUCTION)
+    return "\n".join(lines)
+
+
+def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[Any]], db_seed: int) -> Task:
+    gold = {dialect: draft.overrides.get(dialect) or transpile(draft.gold, "sqlite", dialect) for dialect in DIALECTS}
+    if draft.answer_mode:
+        solution = [{"name": "execute_sql", "arguments": {"sql": draft.gold}},
+                    {"name": "submit_answer", "arguments": {"value": [c for row in rows for c in row]
+                                                            if len(rows) * len(rows[0]) > 1 else rows[0][0]}}]
+    else:
+        solution = [{"name": "submit", "arguments": {"sql": draft.gold}}]
+    return Task(
+        id=f"sql-{database}-{draft.family}-{number:04d}",
+        domain="sql",
+        family=draft.family,
+        split=split,
+        prompt=prompt_for(database, draft.question, draft.evidence, draft.answer_mode),
+        answer=rows,
+        solution=solution,
+        verifier=VerifierSpec(name="sql_execution", params={"match": draft.match,
+                                                            "mode": "answer" if draft.answer_mode else "sql"}),
+        metadata={"database": database, "db_seed": db_seed, "dialect": "sqlite", "gold_sql": gold,
+                  "question": draft.question, "evidence": draft.evidence},
+        difficulty=draft.difficulty,
+    )
+
+
+def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str] | str | None = None,
+             databases: Sequence[str] | str | None = None, per_family: int | str = 40,
+             db_seed: int | str = 0) -> list[Task]:
+    """Generate the built-in task set deterministically from `seed`.
+
+    Args:
+        seed: Seed of the question generator (parameters, phrasings).
+        split: Keep only databases of this split ("train" or "test").
+        families: Keep only these families (names or a comma-separated string).
+        databases: Keep only these databases.
+        per_family: Tasks each family tries to make on each database (the default gives about 2,300 tasks).
+        db_seed: Seed of the generated databases.
+    Returns:
+        Tasks in a fixed order; ids are `sql-<database>-<family>-<n>`.
+    """
+    wanted_families = _names(families, FAMILIES, "family")
+    wanted_databases = _names(databases, tuple(DATABASES), "database")
+    per_family, db_seed = int(per_family), int(db_seed)
+    tasks: list[Task] = []
+    for name in wanted_databases:
+        spec = DATABASES[name]
+        if split is not None and spec.split != split:
+            continue
+        path = ensure_sqlite(spec, db_seed)
+        for module in FAMILY_MODULES:
+            if module.FAMILY not in wanted_families:
+                continue
+            context = Context(spec, path, random.Random(f"{seed}:{name}:{module.FAMILY}"))
+            seen: set[str] = set()
+            number = 0
+            try:
+                # Families over-produce; drafts whose result is empty or too long are dropped below.
+                for draft in module.generate(context, per_family * 3):
+                    if number >= per_family:
+                        break
+                    if draft.gold in seen:
+                        continue
+                    seen.add(draft.gold)
+                    try:
+                        rows = normalize_rows(context.run(draft.gold))
+                    except Exception as error:  # a family bug: fail loudly rather than ship a broken task
+                        raise RuntimeError(f"{module.FAMILY} on {name} wrote a failing gold query: {draft.gold}\n"
+                                           f"{error}") from error
+                    if not rows or len(rows) > MAX_ANSWER_ROWS or all(c is None for r in rows for c in r):
+                        continue
+                    tasks.append(_task(draft, name, spec.split, number, rows, db_seed))
+                    number += 1
+            finally:
+                context.close()
+    return tasks
+
+
+def _names(value: Sequence[str] | str | None, known: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    if value is None:
+        return known
+    names = tuple(part.strip() for part in value.split(",")) if isinstance(value, str) else tuple(value)
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown {kind} {', '.join(unknown)}; known: {', '.join(known)}")
+    return names
+
+
+def default_tasks(seed: int = 0, db_seed: int = 0) -> Path:
+    """The built-in task file for `seed`, generated once and cached next to the databases."""
+    digest = hashlib.sha1(",".join(FAMILIES).encode()).hexdigest()[:8]
+    path = cache_dir() / f"tasks-s{seed}-d{db_seed}-v{TASKS_VERSION}-{digest}.jsonl"
+    if not path.exists():
+        save_tasks(generate(seed, db_seed=db_seed), path)
+    return path
+
+
+__all__ = ["DIALECTS", "FAMILIES", "default_tasks", "generate", "load_tasks", "transpile"]

@@ -1,0 +1,178 @@
+"""What the agent may call: list_tables, describe_table, execute_sql, submit(sql) and submit_answer(value).
+
+Every tool reads through the episode's read-only `Engine`; none can change a database. Tool docstrings are
+what the model reads.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym import Task, ToolError, tool
+
+from .data.engines import Engine, SqlError, check_query
+from .data.schema import DatabaseSpec
+from .verify import normalize_rows
+
+DEFAULT_ROW_CAP = 20
+MAX_ROW_CAP = 100
+OVERLAP_ROWS = 500  # rows kept from each execute_sql for the 'overlaps gold' process signal
+CELL_WIDTH = 60
+
+_gold_lock = threading.Lock()
+_gold_results: dict[tuple[str, str], list[list[Any]]] = {}
+_table_counts: dict[tuple[str, str], int] = {}
+
+
+@dataclass
+class SqlEpisode:
+    """The state tools receive: the task, a read-only engine on its database and what the episode saw."""
+
+    task: Task
+    engine: Engine
+    source: str  # identifies the database the engine reads (cache key), never shown to the agent
+    database: str
+    gold_sql: str
+    spec: DatabaseSpec | None = None
+    last_rows: list[list[Any]] | None = None
+    _gold: list[list[Any]] | None = field(default=None, repr=False)
+
+    def gold_rows(self) -> list[list[Any]]:
+        """The gold query's normalised result on this engine (the stored answer when it was made here)."""
+        if self._gold is None:
+            if self.engine.dialect == self.task.metadata.get("dialect", "sqlite") and self.task.answer is not None:
+                self._gold = self.task.answer
+            else:
+                key = (self.source, self.gold_sql)
+                with _gold_lock:
+                    cached = _gold_results.get(key)
+                if cached is None:
+                    try:
+                        cached = normalize_rows(self.engine.execute(self.gold_sql, max_rows=None,
+                                                                    timeout_s=60).rows)
+                    except SqlError as error:
+                        raise RuntimeError(f"task {self.task.id}: the gold query fails on {self.engine.dialect}: "
+                                           f"{error}") from None
+                    with _gold_lock:
+                        _gold_results[key] = cached
+                self._gold = cached
+        return self._gold
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    text = repr(value) if isinstance(value, str) and value != value.strip() else str(value)
+    text = text.replace("\n", "\\n").replace("|", "\\|")
+    return text if len(text) <= CELL_WIDTH else text[:CELL_WIDTH - 1] + "…"
+
+
+def render_table(columns: list[str], rows: list[tuple[Any, ...]] | list[list[Any]], total: int) -> str:
+    """A Markdown table of `rows` with a footer saying how many rows the query returned in all."""
+    if not columns:
+        return "The statement returned no columns."
+    lines = ["| " + " | ".join(_cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    if total == 0:
+        lines.append("(0 rows)")
+    elif total > len(rows):
+        lines.append(f"(showing {len(rows)} of {total} rows; add a WHERE clause or aggregate to see the rest)")
+    else:
+        lines.append(f"({total} row{'s' if total != 1 else ''})")
+    return "\n".join(lines)
+
+
+@tool
+def list_tables(state: SqlEpisode) -> str:
+    """List the tables of the database with their row counts."""
+    lines = [f"Tables in database '{state.database}' ({state.engine.dialect}):"]
+    for table in state.engine.tables():
+        key = (state.source, table)
+        if key not in _table_counts:
+            counted = state.engine.execute(f"SELECT COUNT(*) FROM {state.engine.quote(table)}", max_rows=1)
+            _table_counts[key] = int(counted.rows[0][0])
+        lines.append(f"- {table} ({_table_counts[key]} rows)")
+    return "\n".join(lines)
+
+
+@tool
+def describe_table(state: SqlEpisode, table: str) -> str:
+    """Show a table's columns: type, primary and foreign keys, whether NULL occurs, and a few sample values.
+
+    Args:
+        table: The table name, as list_tables shows it.
+    """
+    names = state.engine.tables()
+    match = next((name for name in names if name.lower() == table.strip().lower()), None)
+    if match is None:
+        raise ToolError(f"no table named {table!r}; available: {', '.join(names)}")
+    try:
+        info = state.engine.describe(match)
+    except SqlError as error:
+        raise ToolError(str(error)) from None
+    declared = {c.name: c for c in state.spec.table(match).columns} if state.spec else {}
+    lines = [f"Table {match}:"]
+    for column in info.columns:
+        notes = [column.type]
+        spec_column = declared.get(column.name)
+        if column.primary_key or (spec_column and spec_column.primary_key):
+            notes.append("primary key")
+        reference = column.references or (spec_column.references if spec_column else None)
+        if reference:
+            notes.append(f"references {reference}")
+        if spec_column is not None and spec_column.nullable or spec_column is None and column.nullable \
+                and not column.primary_key:
+            notes.append("may be NULL")
+        try:
+            samples = ", ".join(_cell(v) for v in state.engine.sample_values(match, column.name))
+        except SqlError:
+            samples = ""
+        lines.append(f"- {column.name}: {', '.join(notes)}" + (f"; e.g. {samples}" if samples else ""))
+    return "\n".join(lines)
+
+
+@tool
+def execute_sql(state: SqlEpisode, sql: str, limit: int = DEFAULT_ROW_CAP) -> str:
+    """Run one read-only SQL query (SELECT or WITH) and show its result as a table with the total row count.
+
+    Args:
+        sql: A single SELECT statement in the database's dialect. Writes are refused.
+        limit: Most rows to show (1 to 100); the total count is always reported.
+    """
+    shown = max(1, min(int(limit), MAX_ROW_CAP))
+    try:
+        result = state.engine.execute(sql, max_rows=max(shown, OVERLAP_ROWS))
+    except SqlError as error:
+        state.last_rows = None
+        raise ToolError(str(error)) from None
+    state.last_rows = normalize_rows(result.rows)
+    return render_table(result.columns, result.rows[:shown], result.total_rows)
+
+
+@tool(terminal=True)
+def submit(state: SqlEpisode, sql: str) -> dict[str, str]:
+    """Submit your final SQL query; its result is compared with the correct one. Ends the episode.
+
+    Args:
+        sql: One SELECT statement whose result answers the question.
+    """
+    try:
+        check_query(sql)
+    except SqlError as error:
+        raise ToolError(f"cannot submit this query: {error}") from None
+    return {"sql": sql}
+
+
+@tool(terminal=True)
+def submit_answer(state: SqlEpisode, value: str | int | float | list[str | int | float | None] | None) -> dict[str, Any]:
+    """Submit the answer itself (a number, a text, or a list of values) instead of a query. Ends the episode.
+
+    Args:
+        value: The answer, e.g. 42, "Boston" or ["Boston", "Lyon"].
+    """
+    return {"answer": value}
+
+
+TOOLS = (list_tables, describe_table, execute_sql, submit, submit_answer)
