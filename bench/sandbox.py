@@ -72,9 +72,6 @@ def throughput(sandboxes: list[Sandbox], seconds: float = 3.0) -> float:
 
 
 def main() -> int:
-    import docker
-
-    client = docker.from_env()
     tag = image_tag()
     hello = ["python3", "-c", "print(1)"]
     figures: dict[str, Any] = {}

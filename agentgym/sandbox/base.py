@@ -19,9 +19,13 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import FrameType, TracebackType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +84,7 @@ class Transport(ABC):
         """Release the stream (idempotent)."""
 
 
-_live: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
+_live: weakref.WeakSet[Sandbox] = weakref.WeakSet()
 _cleanup_installed = False
 _cleanup_lock = threading.Lock()
 
@@ -90,7 +94,7 @@ def close_all() -> None:
     for sandbox in list(_live):
         try:
             sandbox._destroy()
-        except Exception as error:  # at exit, report and go on so the other sandboxes are still removed
+        except Exception as error:  # noqa: BLE001 - at exit, report and go on so the others are still removed
             logger.warning("could not close sandbox %r: %s", sandbox, error)
 
 
@@ -141,7 +145,7 @@ class Sandbox(ABC):
     def create(backend: str = "auto", *, image: str | None = None, memory: str = "512m", pids: int = 128,
                cpus: float = 1.0, workdir: str = "/work", workdir_size: str = "256m",
                env: Mapping[str, str] | None = None, max_output: int = DEFAULT_MAX_OUTPUT,
-               python_prelude: str | None = None) -> "Sandbox":
+               python_prelude: str | None = None) -> Sandbox:
         """Start a sandbox and return it once its supervisor answers.
 
         Args:
@@ -164,8 +168,8 @@ class Sandbox(ABC):
         from agentgym.sandbox.backends import choose_backend
 
         chosen = choose_backend(backend, image)
-        options: dict[str, Any] = dict(memory=memory, pids=pids, workdir=workdir, workdir_size=workdir_size,
-                                       env=dict(env or {}), max_output=max_output, python_prelude=python_prelude)
+        options: dict[str, Any] = {"memory": memory, "pids": pids, "workdir": workdir, "workdir_size": workdir_size,
+                                   "env": dict(env or {}), "max_output": max_output, "python_prelude": python_prelude}
         if chosen == "docker":
             from agentgym.sandbox.docker_backend import DockerSandbox
 
@@ -174,7 +178,7 @@ class Sandbox(ABC):
 
         return LocalSandbox(**options)
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,

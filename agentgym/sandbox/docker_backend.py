@@ -67,7 +67,7 @@ class SocketTransport(Transport):
             self.sock.settimeout(remaining)
             try:
                 data = self.sock.recv(1 << 20)
-            except socket.timeout as error:
+            except TimeoutError as error:
                 raise WorkerLost("no answer before the deadline") from error
             except OSError as error:
                 raise WorkerLost(f"reading from the container failed: {error}") from error
@@ -122,28 +122,28 @@ class DockerSandbox(Sandbox):
                           env: dict[str, str]) -> dict[str, Any]:
         environment = {"HOME": self.workdir, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
                        "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin", **env}
-        return dict(
-            image=self.image,
-            command=["python3", "-I", "-c", WORKER_SOURCE, "--workdir", self.workdir, "--clean", self.workdir,
+        return {
+            "image": self.image,
+            "command": ["python3", "-I", "-c", WORKER_SOURCE, "--workdir", self.workdir, "--clean", self.workdir,
                      "--clean", "/tmp"],
             # The owner's pid lets the test suite tell a leaked container from another live process's.
-            labels={LABEL: "1", OWNER_LABEL: str(os.getpid())},
-            user=SANDBOX_USER,
-            working_dir=self.workdir,
-            environment=environment,
-            stdin_open=True,
-            network_mode="none",
-            read_only=True,
-            tmpfs={self.workdir: f"size={workdir_size},exec,uid=65534,gid=65534,mode=0755",
+            "labels": {LABEL: "1", OWNER_LABEL: str(os.getpid())},
+            "user": SANDBOX_USER,
+            "working_dir": self.workdir,
+            "environment": environment,
+            "stdin_open": True,
+            "network_mode": "none",
+            "read_only": True,
+            "tmpfs": {self.workdir: f"size={workdir_size},exec,uid=65534,gid=65534,mode=0755",
                    "/tmp": f"size={TMP_SIZE},exec,mode=1777"},
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            mem_limit=memory,
-            memswap_limit=memory,  # without this, swap adds as much again
-            pids_limit=pids,
-            nano_cpus=int(cpus * 1e9),  # the API rejects a float
-            ulimits=[docker.types.Ulimit(name="core", soft=0, hard=0)],
-        )
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "mem_limit": memory,
+            "memswap_limit": memory,  # without this, swap adds as much again
+            "pids_limit": pids,
+            "nano_cpus": int(cpus * 1e9),  # the API rejects a float
+            "ulimits": [docker.types.Ulimit(name="core", soft=0, hard=0)],
+        }
 
     def _start(self) -> Transport:
         deadline = time.monotonic() + DAEMON_WAIT

@@ -151,7 +151,7 @@ def _bootstrap_rootfs(tarball: Path) -> None:
             RECIPE["suite"], str(rootfs), mirror,
         ]
         logger.info("bootstrapping %s from %s (about a minute)", RECIPE["suite"], mirror)
-        result = subprocess.run(command, capture_output=True, text=True)
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             log = rootfs / "debootstrap" / "debootstrap.log"
             detail = log.read_text(errors="replace")[-2000:] if log.exists() else result.stderr[-2000:]
@@ -165,7 +165,7 @@ def _bootstrap_rootfs(tarball: Path) -> None:
         partial = tarball.with_suffix(".partial")
         with open(partial, "wb") as out:
             tar = subprocess.Popen(["tar", "-C", str(rootfs), "--numeric-owner", "-c", "."], stdout=subprocess.PIPE)
-            gzip = subprocess.run(["gzip", "-1"], stdin=tar.stdout, stdout=out)
+            gzip = subprocess.run(["gzip", "-1"], stdin=tar.stdout, stdout=out, check=False)
             assert tar.stdout is not None
             tar.stdout.close()
             if tar.wait() != 0 or gzip.returncode != 0:
@@ -178,7 +178,7 @@ def _bootstrap_rootfs(tarball: Path) -> None:
 def _import(tarball: Path, tag: str) -> None:
     command = ["docker", "import", "--change", f"LABEL {LABEL}=1", "--change", "USER 65534:65534",
                "--change", "WORKDIR /work", str(tarball), tag]
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise ImageBuildError(f"`docker import` failed: {result.stderr.strip()}; is the daemon running (`docker info`)?")
 

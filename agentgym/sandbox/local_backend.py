@@ -77,13 +77,14 @@ def namespace_prefix() -> tuple[str, ...]:
     """Return the ``unshare`` command line that gives new PID and network namespaces here, or () if none works."""
     if shutil.which("unshare") is None:
         return ()
-    candidates = [("unshare", "--pid", "--net", "--mount-proc", "--fork", "--kill-child")]
+    candidates: list[tuple[str, ...]] = [("unshare", "--pid", "--net", "--mount-proc", "--fork", "--kill-child")]
     if os.geteuid() != 0:
         candidates = [("unshare", "--user", "--map-root-user", "--pid", "--net", "--mount-proc", "--fork",
                        "--kill-child")]
     for prefix in candidates:
         try:
-            probe = subprocess.run([*prefix, "sh", "-c", "echo $$"], capture_output=True, text=True, timeout=10)
+            probe = subprocess.run([*prefix, "sh", "-c", "echo $$"], capture_output=True, text=True, timeout=10,
+                                   check=False)
         except (OSError, subprocess.TimeoutExpired):
             continue
         if probe.returncode == 0 and probe.stdout.strip() == "1":
@@ -149,7 +150,9 @@ class LocalSandbox(Sandbox):
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, cwd=self.workdir, env=self.environment,
-                                        start_new_session=True, preexec_fn=self._set_limits)
+                                        # rlimits must be set between fork and exec; the function only calls
+                                        # setrlimit, which is safe in a child forked from a threaded process.
+                                        start_new_session=True, preexec_fn=self._set_limits)  # noqa: PLW1509
         return PipeTransport(self.process)
 
     def _map_path(self, path: str) -> str:

@@ -11,9 +11,12 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentgym.sandbox.base import Sandbox, SandboxError, WorkerLost
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +106,7 @@ class SandboxPool:
         with ThreadPoolExecutor(max_workers=8) as executor:
             list(executor.map(lambda sandbox: sandbox._destroy(), sandboxes))
 
-    def __enter__(self) -> "SandboxPool":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -177,7 +177,7 @@ class Supervisor:
                         os.close(fd)
                     except OSError:
                         pass
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - a child that failed to set up must never run the parent's loop
             os._exit(127)
         return 0
 
@@ -348,7 +348,7 @@ class Supervisor:
             self._write_all(python.fds["request"], payload)
         except BrokenPipeError:
             self.reap()
-        interrupted = []
+        interrupted: list[bool] = []
 
         def interrupt() -> float | None:
             if interrupted:
@@ -479,7 +479,7 @@ class Supervisor:
                 raise ValueError(f"unknown operation {request.get('op')!r}")
             result = handler(request)
             result.update({"id": request_id, "ok": True})
-        except Exception as error:  # every failure becomes a reply; the supervisor must keep serving
+        except Exception as error:  # noqa: BLE001 - every failure becomes a reply; the supervisor must keep serving
             result = {"id": request_id, "ok": False, "error": f"{type(error).__name__}: {error}"}
         self.reply(result)
 
@@ -535,8 +535,9 @@ def _run_code(code: str, namespace: dict[str, Any]) -> int:
         tree = ast.parse(code, "<sandbox>", "exec")
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, "<sandbox>", "exec"), namespace)
+            last = ast.Expression(tree.body[-1].value)
+            tree.body.pop()
+        exec(compile(tree, "<sandbox>", "exec"), namespace)  # noqa: S102 - running the code is the point
         if last is not None:
             value = eval(compile(last, "<sandbox>", "eval"), namespace)
             if value is not None:
@@ -550,7 +551,7 @@ def _run_code(code: str, namespace: dict[str, Any]) -> int:
     except SyntaxError as error:
         traceback.print_exception(type(error), error, None)
         return 1
-    except BaseException as error:
+    except BaseException as error:  # noqa: BLE001 - whatever the code raised, report it
         # Show the user's frames only: not ours (_run_code, the interrupt handler).
         own_file = _run_code.__code__.co_filename
         frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename != own_file]
@@ -561,9 +562,11 @@ def _run_code(code: str, namespace: dict[str, Any]) -> int:
 
 
 def _executor_loop(request_fd: int, reply_fd: int) -> None:
-    sys.stdin = open(0, "r", closefd=False)
-    sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
-    sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+    # The executor's streams live as long as the process: no context manager.
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+    sys.__stdout__, sys.__stderr__ = sys.stdout, sys.stderr  # type: ignore[misc]
     os.set_inheritable(request_fd, False)
     os.set_inheritable(reply_fd, False)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
