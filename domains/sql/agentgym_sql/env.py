@@ -79,7 +79,10 @@ class SqlEnv(ToolEnv):
             raise ValueError(f"backend='postgres' needs postgres_dsn=... (an admin connection string) or "
                              f"${POSTGRES_DSN_VARIABLE}")
         kwargs.setdefault("system_prompt", SYSTEM_PROMPT.format(engine=ENGINE_NAMES[backend]))
-        super().__init__(default_tasks(seed, db_seed) if tasks is None else tasks, TOOLS, **kwargs)
+        task_set = TaskSet.coerce(default_tasks(seed, db_seed) if tasks is None else tasks)
+        if backend != "sqlite":
+            task_set = TaskSet(for_backend(task, backend) for task in task_set)
+        super().__init__(task_set, TOOLS, **kwargs)
         self._held: dict[str, tuple[tuple[str, str, int], Engine]] = {}
         self._schemas: dict[str, dict[str, set[str]]] = {}
 
@@ -195,6 +198,22 @@ class SqlEnv(ToolEnv):
         aliases |= {column.lower() for cte in tree.find_all(exp.CTE) for column in cte.named_selects}
         return all(column.name.lower() in known or column.name.lower() in aliases or column.name == "*"
                    for column in tree.find_all(exp.Column) if column.name)
+
+
+def for_backend(task: Task, backend: str) -> Task:
+    """`task` with its solution's SQL in `backend`'s dialect (the stored gold, else a sqlglot transpilation)."""
+    dialect = task.metadata.get("dialect", "sqlite")
+    if dialect == backend:
+        return task
+    gold = task.metadata.get("gold_sql", {})
+    solution = []
+    for call in task.solution:
+        arguments = call.get("arguments", {})
+        if call.get("name") in ("submit", "execute_sql") and isinstance(arguments.get("sql"), str):
+            sql = gold.get(backend) if arguments["sql"] == gold.get(dialect) else None
+            arguments = {**arguments, "sql": sql or transpile(arguments["sql"], dialect, backend)}
+        solution.append({**call, "arguments": arguments})
+    return task.model_copy(update={"solution": solution})
 
 
 def make_env(**kwargs: Any) -> SqlEnv:

@@ -28,7 +28,7 @@ FAMILY_MODULES = (filters, aggregates, group_having, joins, nested, windows, dat
 FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
 DIALECTS = ("sqlite", "duckdb", "postgres")
 MAX_ANSWER_ROWS = 200
-TASKS_VERSION = 1  # bump when families change so cached task files are regenerated
+TASKS_VERSION = 3  # bump when families change so cached task files are regenerated
 
 SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
                    "answers the question.")

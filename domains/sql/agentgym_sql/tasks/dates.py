@@ -46,7 +46,7 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         elif kind == "window":
             month = rng.randint(1, 10)
             start = f"{year}-{month:02d}-01"
-            end_month = month + rng.choice((1, 2, 3))
+            end_month = min(12, month + rng.choice((1, 2, 3)))
             end = f"{year}-{end_month:02d}-01"
             gold = f"SELECT COUNT(*) FROM {table.name} WHERE {date.name} >= '{start}' AND {date.name} < '{end}'"
             question = rng.choice((
@@ -67,7 +67,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="moderate"))
         elif len(dates) >= 2:
             start_column, end_column = dates[0], dates[1]
-            where = (f"{end_column.name} IS NOT NULL AND STRFTIME('%Y', {start_column.name}) = '{year}'"
+            # Plain range comparisons: the override queries reuse this text verbatim in every dialect.
+            where = (f"{end_column.name} IS NOT NULL AND {start_column.name} >= '{year}-01-01' AND "
+                     f"{start_column.name} < '{int(year) + 1}-01-01'"
                      if start_column is date else f"{end_column.name} IS NOT NULL")
             template = "SELECT ROUND(AVG({hours}), 1) FROM {table} WHERE {where}"
             gold = template.format(hours=hours_between(start_column.name, end_column.name, "sqlite"),
