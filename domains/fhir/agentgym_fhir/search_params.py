@@ -235,9 +235,15 @@ def _build_registry() -> dict[str, dict[str, SearchParam]]:
     for type_name in [*sorted(_DEFINITIONS), GENERIC_TYPE]:
         params = _DEFINITIONS.get(type_name, _GENERIC)
         registry[type_name] = {}
+        by_paths: dict[tuple[str, tuple[str, ...]], int] = {}
         for name, kind, paths, targets in params:
-            registry[type_name][name] = SearchParam(name, kind, paths, targets, pid)
-            pid += 1
+            # patient and subject index the same references: one set of rows serves both (the patient
+            # parameter also requires the target to be a Patient), which halves the reference index.
+            shared = by_paths.get((kind, paths)) if kind == REFERENCE else None
+            registry[type_name][name] = SearchParam(name, kind, paths, targets, shared or pid)
+            if shared is None:
+                by_paths[(kind, paths)] = pid
+                pid += 1
     return registry
 
 
@@ -253,6 +259,8 @@ def params_for(resource_type: str) -> dict[str, SearchParam]:
 
 def normalize_string(value: str) -> str:
     """Case- and accent-insensitive form used for FHIR string matching."""
+    if value.isascii():
+        return value.lower().strip()
     decomposed = unicodedata.normalize("NFKD", value)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower().strip()
 
@@ -310,24 +318,28 @@ def format_ms(ms: int) -> str:
 
 # ----------------------------------------------------------------------------------------- extraction
 
-def _walk(value: Any, keys: list[str]) -> Iterator[Any]:
-    if isinstance(value, list):
-        for item in value:
-            yield from _walk(item, keys)
-        return
-    if not keys:
-        if value is not None:
-            yield value
-        return
-    if isinstance(value, dict):
-        child = value.get(keys[0])
-        if child is not None:
-            yield from _walk(child, keys[1:])
-
-
-def element_values(resource: dict[str, Any], path: str) -> Iterator[Any]:
+def element_values(resource: dict[str, Any], path: str) -> list[Any]:
     """Every value at a dotted path of a resource, walking through lists."""
-    return _walk(resource, path.split("."))
+    return _values(resource, path.split("."))
+
+
+def _values(resource: dict[str, Any], keys: list[str]) -> list[Any]:
+    current: list[Any] = [resource]
+    for key in keys:
+        found: list[Any] = []
+        for item in current:
+            if isinstance(item, dict):
+                child = item.get(key)
+                if child is None:
+                    continue
+                if isinstance(child, list):
+                    found.extend(child)
+                else:
+                    found.append(child)
+        if not found:
+            return found
+        current = found
+    return current
 
 
 def reference_target(reference: str) -> str | None:
@@ -411,6 +423,19 @@ def _quantities(value: Any) -> Iterator[tuple[float, str | None, str | None]]:
 
 IndexRows = dict[str, list[tuple[Any, ...]]]
 
+_COMPILED: dict[str, list[tuple[SearchParam, list[list[str]]]]] = {}
+
+
+def _compiled(resource_type: str) -> list[tuple[SearchParam, list[list[str]]]]:
+    compiled = _COMPILED.get(resource_type)
+    if compiled is None:
+        # Reference parameters restricted to a target type (patient) come after their unrestricted
+        # alias (subject), so the shared rows hold every reference.
+        params = sorted(params_for(resource_type).values(), key=lambda p: bool(p.targets))
+        compiled = [(p, [path.split(".") for path in p.paths]) for p in params]
+        _COMPILED[resource_type] = compiled
+    return compiled
+
 
 def extract_index_rows(resource: dict[str, Any]) -> IndexRows:
     """Rows for the store's index tables, keyed by table (tok, str, dt, ref, qty); rid not yet set.
@@ -420,10 +445,14 @@ def extract_index_rows(resource: dict[str, Any]) -> IndexRows:
     are skipped here; validation reports them separately.
     """
     rows: IndexRows = {"tok": [], "str": [], "dt": [], "ref": [], "qty": []}
-    for param in params_for(resource["resourceType"]).values():
+    done: set[int] = set()
+    for param, key_paths in _compiled(resource["resourceType"]):
+        if param.pid in done:
+            continue
+        done.add(param.pid)
         seen: set[tuple[Any, ...]] = set()
-        for path in param.paths:
-            for value in element_values(resource, path):
+        for keys in key_paths:
+            for value in _values(resource, keys):
                 produced: Iterator[tuple[Any, ...]]
                 if param.kind == TOKEN:
                     produced = _tokens(value)
@@ -439,7 +468,7 @@ def extract_index_rows(resource: dict[str, Any]) -> IndexRows:
                     table = "dt"
                 elif param.kind == REFERENCE:
                     target = reference_target(value.get("reference", "")) if isinstance(value, dict) else None
-                    if target is None or (param.targets and target.split("/", 1)[0] not in param.targets):
+                    if target is None:
                         continue
                     produced = iter([(target,)])
                     table = "ref"

@@ -246,6 +246,9 @@ def _number_predicate(prefix: str, raw: str, name: str) -> tuple[str, list[Any]]
 def _reference_targets(param: SearchParam, raw: str, type_modifier: str | None) -> list[str]:
     target = reference_target(raw) if "/" in raw else None
     if target is not None:
+        if param.targets and target.split("/", 1)[0] not in param.targets:
+            raise FhirError(f"{param.name} refers to {' or '.join(param.targets)}, not {target}; "
+                            f"search by subject instead")
         return [target]
     if type_modifier:
         return [f"{type_modifier}/{raw}"]
@@ -631,20 +634,20 @@ class _Writer:
 
     def put(self, resource: dict[str, Any], text: str | None = None) -> None:
         """Insert or replace (same type and id) one resource; it must already carry meta."""
-        resource_type, resource_id = resource["resourceType"], resource["id"]
-        if self.check_existing:
-            self.flush()
+        self.put_prepared(prepare(resource, text))
+
+    def put_prepared(self, prepared: "PreparedResource") -> None:
+        """Insert or replace one resource whose JSON and index rows were computed by `prepare`."""
+        resource_type, resource_id, version, last_updated, lu_ms, text, index_rows = prepared
+        if self.check_existing:  # callers never put the same resource twice in one batch
             old = self.connection.execute(f"SELECT rid FROM {self.schema}.resources WHERE type = ? AND id = ?",
                                           (resource_type, resource_id)).fetchone()
             if old is not None:
                 self.delete_rid(old[0])
-        meta = resource.get("meta") or {}
-        last_updated = meta.get("lastUpdated") or now_instant()
         rid = self.next_rid
         self.next_rid += 1
-        self.resources.append((rid, resource_type, resource_id, int(meta.get("versionId") or 1), last_updated,
-                               parse_date_range(last_updated)[0], text if text is not None else dumps(resource)))
-        for table, rows in extract_index_rows(resource).items():
+        self.resources.append((rid, resource_type, resource_id, version, last_updated, lu_ms, text))
+        for table, rows in index_rows.items():
             target = self.index_rows[table]
             for item in rows:
                 target.append((rid, *item))
@@ -666,6 +669,19 @@ class _Writer:
             if rows:
                 self.connection.executemany(_INSERT[table].format(s=self.schema), rows)
                 self.index_rows[table] = []
+
+
+PreparedResource = tuple[str, str, int, str, int, str, dict[str, list[tuple[Any, ...]]]]
+
+
+def prepare(resource: dict[str, Any], text: str | None = None) -> PreparedResource:
+    """Everything a store row needs from a resource that carries ``meta`` (JSON, index rows), computed
+    without a database so that worker processes can do it."""
+    meta = resource.get("meta") or {}
+    last_updated = meta.get("lastUpdated") or now_instant()
+    return (resource["resourceType"], resource["id"], int(meta.get("versionId") or 1), last_updated,
+            parse_date_range(last_updated)[0], text if text is not None else dumps(resource),
+            extract_index_rows(resource))
 
 
 def _stamp(resource: dict[str, Any], version: int, when: str) -> dict[str, Any]:

@@ -1,0 +1,378 @@
+"""Verifiers of FHIR-v0: typed answers, write inspection, and an optional LLM judge.
+
+- ``fhir_answer`` scores a submitted answer against the task's gold by its ``kind``: ``number`` (tolerance,
+  optional unit that is converted when it differs), ``date``, ``code``, ``set`` (each gold item may list
+  alternatives; partial credit is reported as precision and recall), ``yes_no``, ``none`` ("none found"),
+  ``text`` (normalized equality).
+- ``fhir_write`` inspects the resources the episode wrote (its copy-on-write view of the store): each expected
+  resource must be matched by one written resource with the right type, code, subject, dose, route, timing
+  or value; writes that were not asked for fail the task. A task may also require an answer (``answer``
+  params, scored as by ``fhir_answer``), as conditional-order tasks do when no order is right.
+- ``llm_judge`` asks an OpenAI-compatible endpoint whether a free-text answer matches the gold. It is off by
+  default and used only when a task names it or the env is made with ``judge=...``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import date, datetime
+from typing import Any
+
+from agentgym.rewards import Score, normalize_text, to_number, verifier
+
+NONE_ANSWERS = {"none", "none found", "no", "nothing", "n/a", "na", "no results", "not found", "no order",
+                "no orders", "[]", "null", "no data", "no record", "none recorded"}
+
+
+# ------------------------------------------------------------------------------------------- parsing
+def _unit_of(submission: Any) -> str | None:
+    if isinstance(submission, dict):
+        unit = submission.get("unit") or submission.get("code")
+        return str(unit) if unit else None
+    if isinstance(submission, str):
+        match = re.search(r"[-+]?\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?\s*(.*)$", submission.strip())
+        if match:
+            rest = match.group(1).strip().rstrip(".")
+            return rest or None
+    return None
+
+
+def parse_date(value: Any) -> date | None:
+    """A calendar date from an ISO date or date-time, a `date`, or text containing YYYY-MM-DD."""
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, dict):
+        value = value.get("value") or value.get("date")
+    if not isinstance(value, str):
+        return None
+    match = re.search(r"(\d{4})-(\d{2})-(\d{2})", value)
+    if match:
+        try:
+            return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+        except ValueError:
+            return None
+    for pattern in ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%m/%d/%Y"):
+        try:
+            return datetime.strptime(value.strip(), pattern).date()
+        except ValueError:
+            continue
+    return None
+
+
+def normalize_code(value: Any) -> str:
+    """`'e11.9'`, `'E119'`, `'http://...|E11.9'`, `{"code": "E11.9"}` -> `'E119'` (dots, case and system ignored)."""
+    if isinstance(value, dict):
+        value = value.get("code", "")
+    text = str(value).strip()
+    if "|" in text:
+        text = text.rsplit("|", 1)[1]
+    return re.sub(r"[\s.]", "", text).upper()
+
+
+def is_none_answer(value: Any) -> bool:
+    """The submission says there is nothing to report ('none', 'none found', an empty list)."""
+    if isinstance(value, (list, tuple)) and not value:
+        return True
+    if isinstance(value, str):
+        return normalize_text(value) in NONE_ANSWERS
+    return False
+
+
+def _items(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, set)):
+        out: list[str] = []
+        for item in value:
+            if isinstance(item, dict):
+                item = item.get("code") or item.get("name") or item.get("display") or json.dumps(item)
+            out.append(str(item))
+        return out
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                return _items(json.loads(text))
+            except json.JSONDecodeError:
+                pass
+        return [part for part in re.split(r"\s*(?:[,;\n]|\band\b)\s*", text) if part]
+    return [str(value)]
+
+
+def _same_item(got: str, alternatives: list[str]) -> bool:
+    g = normalize_text(got)
+    return any(g == normalize_text(a) or normalize_code(g) == normalize_code(a) for a in alternatives)
+
+
+# ------------------------------------------------------------------------------------------- answers
+def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.0, relative: bool = False,
+                 unit: str | None = None, require_unit: bool = False, analyte: str | None = None,
+                 alternatives: list[Any] | None = None) -> Score:
+    """Score `submission` against `gold` by answer kind (see the module docstring)."""
+    if kind == "none":
+        ok = is_none_answer(submission)
+        return Score(float(ok), message="" if ok else "expected an answer saying none was found")
+    if gold is None or (kind == "set" and gold == []):
+        if kind == "set" and isinstance(submission, (list, tuple)) and not submission:
+            return Score(1.0)
+        ok = is_none_answer(submission)
+        return Score(float(ok), message="" if ok else "nothing matches; the answer should say none was found")
+    if kind == "number":
+        number = to_number(submission)
+        if number is None:
+            return Score(0.0, message="no number in the submission")
+        stated = _unit_of(submission)
+        if unit and stated:
+            from agentgym_fhir.units import UnitError, canonical_unit, convert
+
+            try:
+                if canonical_unit(stated) != canonical_unit(unit):
+                    number = convert(number, stated, unit, analyte)
+            except UnitError:
+                if normalize_text(stated) != normalize_text(unit):
+                    return Score(0.0, {"unit": 0.0}, message=f"the unit {stated!r} is not {unit}")
+        elif unit and require_unit:
+            return Score(0.0, {"unit": 0.0}, message=f"the answer needs its unit ({unit})")
+        gold_number = float(gold)
+        allowed = tolerance * abs(gold_number) if relative else tolerance
+        ok = abs(number - gold_number) <= allowed + 1e-9
+        return Score(float(ok), {"unit": 1.0} if unit else {}, message="" if ok else f"expected {gold_number:g}")
+    if kind == "date":
+        got, want = parse_date(submission), parse_date(gold)
+        return Score(float(got is not None and got == want), message="" if got == want else f"expected {gold}")
+    if kind == "code":
+        options = [gold, *(alternatives or [])]
+        got = normalize_code(submission)
+        ok = bool(got) and any(got == normalize_code(option) for option in options)
+        return Score(float(ok), message="" if ok else f"expected {gold}")
+    if kind == "set":
+        gold_items = [item if isinstance(item, list) else [item] for item in gold]
+        got_items = _items(submission)
+        if is_none_answer(submission):
+            got_items = []
+        unmatched = list(range(len(gold_items)))
+        correct = 0
+        for item in got_items:
+            for position in unmatched:
+                if _same_item(item, [str(a) for a in gold_items[position]]):
+                    unmatched.remove(position)
+                    correct += 1
+                    break
+        precision = correct / len(got_items) if got_items else 0.0
+        recall = correct / len(gold_items) if gold_items else 0.0
+        ok = correct == len(gold_items) == len(got_items)
+        return Score(float(ok), {"precision": precision, "recall": recall})
+    if kind == "yes_no":
+        def polarity(value: Any) -> bool | None:
+            if isinstance(value, bool):
+                return value
+            text = normalize_text(value)
+            first = text.split(" ", 1)[0].strip(",.") if text else ""
+            return True if first in ("yes", "true", "y") else False if first in ("no", "false", "n") else None
+        got, want = polarity(submission), polarity(gold)
+        return Score(float(got is not None and got == want))
+    if kind == "text":
+        return Score(float(normalize_text(submission) == normalize_text(gold)))
+    raise ValueError(f"unknown answer kind {kind!r}; use number, date, code, set, yes_no, none or text")
+
+
+@verifier("fhir_answer")
+def fhir_answer(task: Any, submission: Any, state: Any, *, kind: str, **params: Any) -> Score:
+    """A typed answer (see `score_answer`)."""
+    return score_answer(task.answer, submission, kind=kind, **params)
+
+
+# ------------------------------------------------------------------------------------------- writes
+def _codes(concept: Any) -> set[tuple[str, str]]:
+    result: set[tuple[str, str]] = set()
+    if isinstance(concept, dict):
+        for coding in concept.get("coding") or []:
+            if isinstance(coding, dict) and coding.get("code"):
+                result.add((str(coding.get("system", "")), str(coding["code"])))
+    return result
+
+
+def _has_code(concept: Any, expected: list[str]) -> bool:
+    system, code = expected
+    return any(c == code and (not system or s == system) for s, c in _codes(concept))
+
+
+def _first(items: Any) -> dict[str, Any]:
+    return items[0] if isinstance(items, list) and items and isinstance(items[0], dict) else {}
+
+
+def _dose(resource: dict[str, Any]) -> dict[str, Any]:
+    dosage = _first(resource.get("dosageInstruction"))
+    dose_and_rate = _first(dosage.get("doseAndRate"))
+    return dose_and_rate.get("doseQuantity") or {}
+
+
+def _per_day(resource: dict[str, Any]) -> float | None:
+    repeat = (_first(resource.get("dosageInstruction")).get("timing") or {}).get("repeat") or {}
+    frequency, period = repeat.get("frequency"), repeat.get("period")
+    if frequency is None or period is None:
+        return None
+    per_unit = {"d": 1.0, "h": 24.0, "wk": 1 / 7, "min": 1440.0}.get(repeat.get("periodUnit", "d"))
+    if per_unit is None or not period:
+        return None
+    return float(frequency) / float(period) * per_unit
+
+
+def _quantity_matches(quantity: dict[str, Any], expected: dict[str, Any]) -> bool:
+    value = to_number(quantity.get("value"))
+    if value is None:
+        return False
+    want = float(expected["value"])
+    unit = quantity.get("code") or quantity.get("unit") or ""
+    if expected.get("unit"):
+        from agentgym_fhir.units import UnitError, canonical_unit, convert
+
+        try:
+            if canonical_unit(str(unit)) != canonical_unit(expected["unit"]):
+                value = convert(value, str(unit), expected["unit"], expected.get("analyte"))
+        except UnitError:
+            if normalize_text(unit) != normalize_text(expected["unit"]):
+                return False
+    return abs(value - want) <= float(expected.get("tolerance", 1e-6)) + 1e-9
+
+
+def check_resource(resource: dict[str, Any], spec: dict[str, Any], now: str | None = None) -> dict[str, bool]:
+    """Which fields of `spec` the written `resource` satisfies (field -> ok)."""
+    checks: dict[str, bool] = {"type": resource.get("resourceType") == spec["resourceType"]}
+    if "subject" in spec:
+        checks["subject"] = (resource.get("subject") or {}).get("reference") == spec["subject"]
+    if "code" in spec:
+        field_name = {"MedicationRequest": "medicationCodeableConcept"}.get(spec["resourceType"], "code")
+        checks["code"] = _has_code(resource.get(field_name), spec["code"])
+    if "status" in spec:
+        checks["status"] = resource.get("status") in spec["status"]
+    if "intent" in spec:
+        checks["intent"] = resource.get("intent") in spec["intent"]
+    if "dose" in spec:
+        checks["dose"] = _quantity_matches(_dose(resource), spec["dose"])
+    if "route" in spec:
+        checks["route"] = _has_code(_first(resource.get("dosageInstruction")).get("route"), spec["route"])
+    if "per_day" in spec:
+        got = _per_day(resource)
+        checks["timing"] = got is not None and abs(got - float(spec["per_day"])) < 1e-6
+    if "performer_type" in spec:
+        checks["performer_type"] = _has_code(resource.get("performerType"), spec["performer_type"])
+    if "category" in spec:
+        checks["category"] = any(_has_code(c, spec["category"]) for c in resource.get("category") or [])
+    if "value" in spec:
+        checks["value"] = _quantity_matches(resource.get("valueQuantity") or {}, spec["value"])
+    if "effective_date" in spec:
+        effective = resource.get("effectiveDateTime") or resource.get("authoredOn") or ""
+        checks["timing"] = parse_date(effective) == parse_date(spec["effective_date"])
+    return checks
+
+
+def written_resources(state: Any) -> list[dict[str, Any]]:
+    """What the episode wrote (its own resources), whatever the backend."""
+    if state is None:
+        return []
+    written = getattr(state, "written", None)
+    return list(written()) if callable(written) else []
+
+
+@verifier("fhir_write")
+def fhir_write(task: Any, submission: Any, state: Any, *, expected: list[dict[str, Any]],
+               allow_other_writes: bool = False, answer: dict[str, Any] | None = None) -> Score:
+    """Expected resources written, nothing else written, and (when asked) the right answer submitted."""
+    written = written_resources(state)
+    components: dict[str, float] = {}
+    remaining = list(written)
+    matched = 0
+    messages: list[str] = []
+    for number, spec in enumerate(expected):
+        best: tuple[int, dict[str, bool], dict[str, Any] | None] = (-1, {}, None)
+        for resource in remaining:
+            checks = check_resource(resource, spec)
+            passed = sum(checks.values())
+            if passed > best[0]:
+                best = (passed, checks, resource)
+        checks, resource = best[1], best[2]
+        for name, ok in checks.items():
+            components[f"{name}"] = min(components.get(name, 1.0), float(ok))
+        if resource is not None and all(checks.values()):
+            matched += 1
+            remaining.remove(resource)
+        else:
+            wrong = [name for name, ok in checks.items() if not ok] or ["nothing written"]
+            messages.append(f"expected {spec['resourceType']} #{number + 1}: wrong {', '.join(wrong)}")
+    extra = [] if allow_other_writes else remaining
+    if extra:
+        messages.append(f"{len(extra)} write(s) that were not asked for: "
+                        + ", ".join(r.get("resourceType", "?") for r in extra))
+    components["expected_writes"] = matched / len(expected) if expected else 1.0
+    components["no_forbidden_writes"] = 0.0 if extra else 1.0
+    ok = matched == len(expected) and components["no_forbidden_writes"] == 1.0
+    if answer is not None:
+        answer_score = score_answer(answer.get("gold"), submission, **{k: v for k, v in answer.items() if k != "gold"})
+        components["answer"] = answer_score.value
+        if answer_score.value < 1.0:
+            ok = False
+            messages.append(answer_score.message or "wrong answer")
+    return Score(float(ok), components, "; ".join(messages))
+
+
+# ------------------------------------------------------------------------------------------- LLM judge
+JUDGE_PROMPT = (
+    "You grade an answer to a clinical records question. Reply with one word: CORRECT if the candidate answer "
+    "states the same facts as the reference answer (wording may differ), otherwise INCORRECT.\n\n"
+    "Question: {question}\nReference answer: {reference}\nCandidate answer: {candidate}\n"
+)
+
+
+def judge_config(judge: dict[str, Any] | str | None = None) -> dict[str, Any] | None:
+    """Resolve a judge configuration from the argument or `AGENTGYM_JUDGE_BASE_URL` / `_MODEL` / `_API_KEY`.
+
+    Returns None when no judge is configured (the default: verification never calls a model).
+    """
+    if isinstance(judge, str):
+        judge = {"model": judge}
+    config = dict(judge or {})
+    config.setdefault("base_url", os.environ.get("AGENTGYM_JUDGE_BASE_URL"))
+    config.setdefault("model", os.environ.get("AGENTGYM_JUDGE_MODEL"))
+    config.setdefault("api_key", os.environ.get("AGENTGYM_JUDGE_API_KEY", "none"))
+    if not judge and not os.environ.get("AGENTGYM_JUDGE_BASE_URL"):
+        return None
+    if not config.get("base_url") or not config.get("model"):
+        raise ValueError("an LLM judge needs base_url and model (or AGENTGYM_JUDGE_BASE_URL and "
+                         "AGENTGYM_JUDGE_MODEL)")
+    return config
+
+
+def ask_judge(config: dict[str, Any], question: str, reference: Any, candidate: Any, timeout: float = 60) -> Score:
+    """One grading request to an OpenAI-compatible chat endpoint; CORRECT -> 1, anything else -> 0."""
+    import httpx
+
+    body = {"model": config["model"], "temperature": 0, "max_tokens": 5, "messages": [
+        {"role": "user", "content": JUDGE_PROMPT.format(question=question, reference=reference, candidate=candidate)}]}
+    url = str(config["base_url"]).rstrip("/") + "/chat/completions"
+    try:
+        response = httpx.post(url, json=body, timeout=timeout,
+                              headers={"Authorization": f"Bearer {config.get('api_key', 'none')}"})
+        response.raise_for_status()
+        reply = response.json()["choices"][0]["message"]["content"] or ""
+    except (httpx.HTTPError, KeyError, IndexError, ValueError) as error:
+        return Score(0.0, {"judge_error": 1.0}, message=f"judge request failed: {error}")
+    verdict = reply.strip().upper()
+    ok = verdict.startswith("CORRECT")
+    return Score(float(ok), {"judge": float(ok)}, message=f"judge said {verdict[:20]}")
+
+
+@verifier("llm_judge")
+def llm_judge(task: Any, submission: Any, state: Any, *, judge: dict[str, Any] | None = None) -> Score:
+    """Free-text answers graded by an OpenAI-compatible model (configured by `judge` or the environment)."""
+    config = judge_config(judge)
+    if config is None:
+        # no judge configured: fall back to normalized equality, never to a silent pass
+        return Score(float(normalize_text(submission) == normalize_text(task.answer)),
+                     message="no LLM judge configured; compared text exactly")
+    return ask_judge(config, task.prompt, task.answer, submission)
+
