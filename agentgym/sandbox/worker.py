@@ -40,13 +40,15 @@ TIMEOUT_EXIT_CODE = 124
 INTERRUPT_GRACE = 0.1  # seconds cooperative Python code gets to stop after SIGINT (it takes ~15 ms) before it is killed
 STATE_MARK = b"\x1e"
 
+# `builtin` so that a user's function named `read`, `eval` or `printf` cannot break the protocol.
 SHELL_PRELUDE = r"""
 __agentgym_run() {
-  local __agentgym_command
-  IFS= read -r -d '' __agentgym_command
-  eval "$__agentgym_command" </dev/null >&60 2>&61 60>&- 61>&- 62>&-
-  local __agentgym_status=$?
-  { export -p; printf 'cd -- %q\n' "$PWD"; printf '\036%d\n' "$__agentgym_status"; } >&62 2>/dev/null
+  builtin local __agentgym_command
+  IFS= builtin read -r -d '' __agentgym_command
+  builtin eval "$__agentgym_command" </dev/null >&60 2>&61 60>&- 61>&- 62>&-
+  builtin local __agentgym_status=$?
+  { builtin export -p; builtin printf 'cd -- %q\n' "$PWD"; builtin printf '\036%d\n' "$__agentgym_status"; } \
+    >&62 2>/dev/null
 }
 """
 
@@ -162,6 +164,13 @@ class Supervisor:
             return pid
         try:
             os.setsid()
+            _set_dumpable(True)  # the supervisor is not; user processes should own their /proc entries
+            try:
+                # Make user processes the out-of-memory killer's first choice, before the supervisor.
+                with open("/proc/self/oom_score_adj", "w") as handle:
+                    handle.write("500")
+            except OSError:
+                pass  # no /proc, or a kernel that refuses: the supervisor is merely less protected
             signal.set_wakeup_fd(-1)
             for signum in range(1, signal.NSIG):
                 try:
@@ -517,15 +526,20 @@ def _empty_directory(directory: str) -> None:
             os.unlink(path)
 
 
-def _make_undumpable() -> None:
-    """Forbid same-user processes from ptrace-ing us or opening our /proc/PID/fd (and so forging replies)."""
+def _set_dumpable(dumpable: bool) -> None:
+    """Set PR_SET_DUMPABLE. A non-dumpable process cannot be ptrace-d, nor its /proc/PID/fd opened, by processes
+    of the same user: the supervisor is made so that user code cannot forge its replies."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        libc.prctl(4, int(dumpable), 0, 0, 0)  # PR_SET_DUMPABLE = 4
     except (OSError, AttributeError, ImportError):
         pass  # no ctypes on a stripped interpreter: the sandbox still works, replies are just forgeable
+
+
+def _make_undumpable() -> None:
+    _set_dumpable(False)
 
 
 # ----- the Python executor (runs in the forked child) -----------------------------------------------------------

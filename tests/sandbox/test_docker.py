@@ -275,3 +275,14 @@ def test_python_process_exit_is_reported_and_replaced(sandbox: Sandbox) -> None:
     result = sandbox.run_python("import os; os._exit(5)")
     assert result.exit_code == 5 and "namespace is lost" in result.stderr
     assert sandbox.run_python("1 + 1").stdout == "2\n"
+
+
+def test_user_code_cannot_reach_the_supervisors_reply_channel(sandbox: Sandbox) -> None:
+    result = sandbox.run("ls /proc/1/fd; echo forged > /proc/1/fd/3; cat /proc/self/oom_score_adj")
+    assert "Permission denied" in result.stderr and result.stdout.strip().endswith("500")
+    assert sandbox.run("echo still-talking").stdout == "still-talking\n"
+
+
+def test_shell_functions_shadowing_builtins_do_not_break_the_protocol(sandbox: Sandbox) -> None:
+    sandbox.run("read() { echo shadowed; }; eval() { echo shadowed; }; printf() { echo shadowed; }")
+    assert sandbox.run("echo $((6 * 7))").stdout == "42\n"

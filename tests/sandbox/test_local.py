@@ -69,7 +69,10 @@ def test_memory_and_file_size_limits() -> None:
 @needs_namespaces
 def test_reset_ends_processes_that_left_the_session(local: Sandbox) -> None:
     local.run("setsid sleep 1000 >/dev/null 2>&1 < /dev/null & (sleep 1000 &)")
-    assert int(local.run("ps -e -o comm= | grep -c sleep").stdout) >= 2
+    # Wait until both have exec'd sleep (setsid may still be starting when the command returns).
+    started = local.run("for i in $(seq 100); do [ $(ps -e -o comm= | grep -c sleep) -ge 2 ] && break; "
+                        "sleep 0.02; done; ps -e -o comm= | grep -c sleep")
+    assert int(started.stdout) >= 2
     local.reset()
     assert local.run("ps -e -o comm= | grep -c sleep").stdout.strip() == "0"
 
