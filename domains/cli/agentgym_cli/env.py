@@ -1,0 +1,116 @@
+"""`CLI-v0`: the env class, fixture lookup for a task, and the factory `gym.make` calls.
+
+Each episode takes a sandbox from the process-wide warm pool, streams the task's fixture into it as a tar, and
+gives it back (reset) when the episode ends. The verifier (`verify.py`) runs in the same sandbox after `submit`.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentgym import Task, TaskSet, ToolEnv
+from agentgym.actions import ToolCall
+from agentgym.tools import ToolOutcome
+
+import agentgym_cli.verify  # noqa: F401  (registers the `cli` verifier)
+from agentgym_cli.data.fixtures import Fixture, fixture_from_tar, get_workspace
+from agentgym_cli.tools import TOOLS
+from agentgym_cli.workspace import Workspace
+
+SYSTEM_PROMPT = (
+    "You are an agent working in a Linux shell. Your working directory is the root of a workspace that holds the "
+    "files of the task. Use run_shell to run bash commands (the shell keeps its directory and variables between "
+    "calls; there is no terminal, so interactive programs such as editors or pagers do not work), read_file, "
+    "write_file and list_dir for files (paths relative to the workspace root). When the task is done, call submit: "
+    "with the answer for a question, with no answer for a task that changes files."
+)
+
+_inline_fixtures: dict[str, Fixture] = {}
+_inline_lock = threading.Lock()
+
+
+def encode_fixture(tar_bytes: bytes) -> dict[str, str]:
+    """Task metadata that carries a file tree inside the task (importers): its name and gzipped, base64 tar."""
+    digest = hashlib.sha256(tar_bytes).hexdigest()[:16]
+    return {"fixture": f"inline-{digest}",
+            "fixture_tar": base64.b64encode(gzip.compress(tar_bytes, mtime=0)).decode()}
+
+
+def fixture_for(task: Task) -> Fixture:
+    """The file tree `task` starts from: a generated workspace by name, or the tree carried in its metadata.
+
+    Raises:
+        ValueError: if the task names no fixture, or its generated workspace no longer matches the task file.
+    """
+    metadata = task.metadata
+    name = metadata.get("fixture")
+    if not isinstance(name, str):
+        raise ValueError(f"task {task.id!r} has no metadata.fixture; CLI-v0 tasks come from `agentgym tasks generate "
+                         "CLI-v0` or `agentgym tasks import intercode-bash|terminal-bench`")
+    if "fixture_tar" in metadata:
+        with _inline_lock:
+            fixture = _inline_fixtures.get(name)
+            if fixture is None:
+                tar_bytes = gzip.decompress(base64.b64decode(metadata["fixture_tar"]))
+                fixture = _inline_fixtures[name] = fixture_from_tar(name, tar_bytes)
+        return fixture
+    fixture = get_workspace(name)
+    expected = metadata.get("fixture_digest")
+    if expected and expected != fixture.digest:
+        raise ValueError(f"task {task.id!r} was generated from workspace {name} with digest {expected}, but this "
+                         f"version of agentgym-cli makes digest {fixture.digest}; regenerate the task file with "
+                         "`agentgym tasks generate CLI-v0`")
+    return fixture
+
+
+class CliEnv(ToolEnv):
+    """Shell tasks in a sandbox. See `make_env` for the arguments."""
+
+    def __init__(self, tasks: TaskSet | Sequence[Task] | str | Path, *, backend: str = "auto",
+                 command_timeout: float = 20.0, pool_size: int = 2, **kwargs: Any) -> None:
+        kwargs.setdefault("system_prompt", SYSTEM_PROMPT)
+        kwargs.setdefault("max_turns", 30)
+        super().__init__(tasks, TOOLS, **kwargs)
+        self.backend = backend
+        self.command_timeout = command_timeout
+        self.pool_size = pool_size
+
+    def begin_episode(self, task: Task) -> Workspace:
+        return Workspace.open(fixture_for(task), backend=self.backend, pool_size=self.pool_size,
+                              command_timeout=self.command_timeout)
+
+    def end_episode(self, state: Any) -> None:
+        if isinstance(state, Workspace):
+            state.close()
+
+    def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
+        """`shell_ok`: the share of `run_shell` calls whose command exited with status 0."""
+        if call.name != "run_shell":
+            return {}
+        return {"shell_ok": float(outcome.ok and "\n[exit code " not in "\n" + outcome.text)}
+
+
+def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, backend: str = "auto",
+             seed: int = 0, fixtures: int | None = None, **kwargs: Any) -> CliEnv:
+    """Make CLI-v0.
+
+    Args:
+        tasks: A task file or list (from `agentgym tasks generate|import`); default: the generated set of `seed`
+            (made on first use, then cached; see `agentgym_cli.tasks.generate`).
+        backend: Sandbox backend, "docker", "local" or "auto" (Docker where a daemon answers).
+        seed: Seed of the generated task set when `tasks` is not given.
+        fixtures: Workspaces in the generated task set (default 40, about 900 tasks).
+        **kwargs: `split`, `families`, `max_turns` (default 30), `command_timeout` (seconds per shell call,
+            default 20), `pool_size` (warm sandboxes, default 2) and the other `ToolEnv` options.
+    """
+    if tasks is None:
+        from agentgym_cli.tasks import DEFAULT_FIXTURES, generate
+
+        tasks = generate(seed, fixtures=fixtures or DEFAULT_FIXTURES, backend=backend)
+    return CliEnv(tasks, backend=backend, **kwargs)

@@ -1,0 +1,182 @@
+"""What the agent may call in CLI-v0: a persistent shell, file reading and writing, folder listing, and submit.
+
+Every tool receives the episode's `Workspace`. Paths given to `read_file`, `write_file` and `list_dir` are
+relative to the workspace root (the shell's starting directory); they may not leave it.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from typing import Any
+
+from agentgym import ToolError, tool
+from agentgym.sandbox import SandboxError
+
+from agentgym_cli.workspace import Workspace
+
+READ_LIMIT = 1 << 20
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(text: str) -> str:
+    """Replace control characters and undecodable bytes so binary output stays readable and valid text."""
+    replaced = text.count("\ufffd")
+    cleaned, controls = _CONTROL.subn("?", text)
+    if replaced + controls > 16:
+        return cleaned + f"\n[binary output: {replaced + controls} non-text bytes shown as '?' or '\ufffd']"
+    return cleaned
+
+
+def workspace_path(workspace: Workspace, path: str) -> str:
+    """`path` (relative to the workspace root, or absolute inside it) as a path relative to the root.
+
+    Raises:
+        ToolError: if the path leaves the workspace.
+    """
+    text = path.strip()
+    root = workspace.root.rstrip("/")
+    if text.startswith(root + "/") or text == root:
+        text = text[len(root):]
+    if text.startswith("/"):
+        raise ToolError(f"{path!r} is outside the workspace; give a path relative to the workspace root, "
+                        "such as 'logs/app.log'")
+    normalized = posixpath.normpath(text or ".")
+    if normalized == ".." or normalized.startswith("../"):
+        raise ToolError(f"{path!r} leaves the workspace; give a path relative to the workspace root")
+    return normalized
+
+
+@tool(writes=True, output_limit=16000)
+def run_shell(state: Workspace, command: str) -> str:
+    """Run a bash command in the workspace and show its output (stdout, then stderr, then a non-zero exit code).
+
+    The shell persists across calls: `cd`, exported variables and shell functions carry over. Standard input is
+    empty, so interactive programs (editors, pagers, prompts) cannot be used; write files with `write_file` or
+    shell redirection instead. A command that runs too long is killed.
+
+    Args:
+        command: The bash command line, for example "grep -c ERROR logs/app.log".
+    """
+    if not command.strip():
+        raise ToolError("the command is empty; give a bash command such as 'ls -la'")
+    try:
+        result = state.sandbox.run(command, timeout=state.command_timeout)
+    except SandboxError as error:
+        raise ToolError(f"the sandbox could not run the command: {error}") from None
+    state.commands += 1
+    state.last_output = result.stdout
+    parts = [clean_text(result.stdout)] if result.stdout else []
+    if result.stderr:
+        parts.append("[stderr]\n" + clean_text(result.stderr))
+    if result.truncated:
+        parts.append("[output was cut: only the first part was kept; pipe it through head, tail or grep]")
+    if result.exit_code != 0:
+        parts.append(f"[exit code {result.exit_code}]")
+    return "\n".join(part.rstrip("\n") for part in parts) if parts else "(no output)"
+
+
+@tool
+def read_file(state: Workspace, path: str) -> str:
+    """Show the contents of a text file in the workspace.
+
+    Args:
+        path: Path relative to the workspace root, for example "config/app.ini".
+    """
+    relative = workspace_path(state, path)
+    try:
+        data = state.sandbox.get_file(posixpath.join(state.root, relative), max_bytes=READ_LIMIT)
+    except FileNotFoundError:
+        raise ToolError(f"there is no file {relative!r}; call list_dir to see what exists") from None
+    except SandboxError as error:
+        message = str(error)
+        if "IsADirectory" in message:
+            raise ToolError(f"{relative!r} is a folder; call list_dir on it instead") from None
+        if "larger than" in message:
+            raise ToolError(f"{relative!r} is larger than {READ_LIMIT} bytes; look at part of it with "
+                            "run_shell (head, tail, grep)") from None
+        if "Permission" in message:
+            raise ToolError(f"{relative!r} is not readable (permission denied); check its mode with "
+                            "run_shell('ls -l ...')") from None
+        raise ToolError(f"could not read {relative!r}: {message}") from None
+    text = data.decode("utf-8", errors="replace")
+    if b"\0" in data[:8192] or text.count("\ufffd") > 16:
+        return f"{relative} is a binary file of {len(data)} bytes; inspect it with run_shell (od, file, wc)."
+    return text if text else f"({relative} is empty)"
+
+
+@tool(writes=True)
+def write_file(state: Workspace, path: str, content: str) -> str:
+    """Create or overwrite a text file in the workspace (missing parent folders are created).
+
+    Args:
+        path: Path relative to the workspace root, for example "bin/report.sh".
+        content: The complete new content of the file.
+    """
+    relative = workspace_path(state, path)
+    if relative == ".":
+        raise ToolError("give a file path, not the workspace root")
+    try:
+        state.sandbox.put_files({posixpath.join(state.root, relative): content})
+    except SandboxError as error:
+        raise ToolError(f"could not write {relative!r}: {error}") from None
+    return f"wrote {len(content.encode())} bytes to {relative}"
+
+
+_LIST_CODE = r'''
+import os as _o, json as _j, stat as _s
+def _agentgym_list(path):
+    rows = []
+    for name in sorted(_o.listdir(path)):
+        full = _o.path.join(path, name)
+        st = _o.lstat(full)
+        mode = _s.filemode(st.st_mode)
+        if _s.S_ISLNK(st.st_mode):
+            rows.append(f"{mode}  {name} -> {_o.readlink(full)}")
+        elif _s.S_ISDIR(st.st_mode):
+            rows.append(f"{mode}  {name}/")
+        else:
+            rows.append(f"{mode}  {name}  ({st.st_size} bytes)")
+    return rows
+'''
+
+
+@tool
+def list_dir(state: Workspace, path: str = ".") -> str:
+    """List a folder of the workspace, hidden entries included: mode, name (folders end in '/'), size or link.
+
+    Args:
+        path: Folder relative to the workspace root; "." is the root.
+    """
+    relative = workspace_path(state, path)
+    full = posixpath.normpath(posixpath.join(state.root, relative))
+    code = _LIST_CODE + f"\ntry:\n    print(_j.dumps(_agentgym_list({full!r})))\nexcept OSError as _e:\n" \
+                        "    print(_j.dumps(type(_e).__name__))\n"
+    result = state.sandbox.run_python(code, timeout=30)
+    if not result.ok:
+        raise ToolError(f"could not list {relative!r}: {result.stderr[-300:]}")
+    rows = json.loads(result.stdout)
+    if rows == "FileNotFoundError":
+        raise ToolError(f"there is no folder {relative!r}; list '.' to see the workspace root")
+    if rows == "NotADirectoryError":
+        raise ToolError(f"{relative!r} is a file; read it with read_file")
+    if isinstance(rows, str):
+        raise ToolError(f"could not list {relative!r}: {rows}")
+    return "\n".join(rows) if rows else f"({relative} is empty)"
+
+
+@tool(terminal=True)
+def submit(answer: Any = None) -> Any:
+    """Finish the task. Call this exactly once, when you are done.
+
+    For a question, pass the answer: a number, a short text, or a list of paths (relative to the workspace root).
+    For a task that changes files, call it with no answer after making the changes.
+
+    Args:
+        answer: The answer to the question, if the task asks one.
+    """
+    return answer
+
+
+TOOLS = [run_shell, read_file, write_file, list_dir, submit]

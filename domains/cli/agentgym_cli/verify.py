@@ -1,0 +1,143 @@
+"""The `cli` verifier: the answer, the final file-system state, and hidden tests run after the episode.
+
+A task's verifier params say which checks apply:
+
+- `answer_kind`: "none", "number", "text", "lines" (a set of lines or paths, any order), or "output" (a command's
+  output, compared line by line after normalising spaces; imported InterCode tasks). When the agent submits no
+  answer, the stdout of its last `run_shell` call is used, as InterCode does.
+- `expected`: the changes the gold solution made to the fixture (path -> final entry, or None if removed),
+  computed at generation time; `check_modes` makes permission bits count; `ignore` lists paths (globs) whose
+  state only the tests judge (files whose exact bytes may legitimately differ, such as a JSON edit).
+- `tests`: bash scripts run in the work dir after the episode, each passing when it exits 0.
+
+The score is 1.0 only when every check passes. The breakdown carries InterCode-style partial credit:
+`state_paths` (overlap of changed paths), `state_content` (share of changed paths with the expected entry),
+`answer_f1` (for lists and outputs), and `tests` (share of tests passed).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from agentgym import Score, Task, verifier
+from agentgym.rewards import normalize_text, to_number
+from agentgym.sandbox import SandboxError
+
+from agentgym_cli.workspace import Workspace, compare_states
+
+
+def _lines(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, set)):
+        items = [str(item) for item in value]
+    else:
+        items = str(value).splitlines()
+        if len(items) == 1 and "," in items[0] and "/" not in items[0]:
+            items = items[0].split(",")
+    cleaned = []
+    for item in items:
+        text = re.sub(r"\s+", " ", item.strip())
+        while text.startswith("./"):
+            text = text[2:]
+        if text:
+            cleaned.append(text)
+    return cleaned
+
+
+def _f1(got: list[str], gold: list[str]) -> float:
+    if not got and not gold:
+        return 1.0
+    remaining = list(gold)
+    overlap = 0
+    for item in got:
+        if item in remaining:
+            remaining.remove(item)
+            overlap += 1
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / len(got), overlap / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score_answer(kind: str, submission: Any, gold: Any) -> tuple[bool, dict[str, float]]:
+    """Whether `submission` answers like `gold` for this `kind`, and partial-credit components."""
+    if kind == "number":
+        number, expected = to_number(submission), to_number(gold)
+        ok = number is not None and expected is not None and math.isclose(number, expected, rel_tol=1e-6,
+                                                                           abs_tol=1e-6)
+        return ok, {"answer": float(ok)}
+    if kind == "text":
+        ok = normalize_text(submission if submission is not None else "") == normalize_text(gold)
+        return ok, {"answer": float(ok)}
+    if kind == "lines":
+        got, want = sorted(set(_lines(submission))), sorted(set(_lines(gold)))
+        return got == want, {"answer": float(got == want), "answer_f1": _f1(got, want)}
+    if kind == "output":
+        got, want = _lines(submission), _lines(gold)
+        ok = got == want or sorted(got) == sorted(want)
+        return ok, {"answer": float(ok), "answer_f1": _f1(got, want)}
+    raise ValueError(f"unknown answer_kind {kind!r}; use none, number, text, lines or output")
+
+
+@verifier("cli")
+def verify_cli(task: Task, submission: Any, state: Any, *, answer_kind: str = "none",
+               expected: dict[str, Any] | None = None, check_modes: bool = False, ignore: list[str] | None = None,
+               tests: list[dict[str, str]] | None = None) -> Score:
+    """Score a CLI-v0 episode; see the module docstring. `state` is the episode's `Workspace` (or None: then only
+    the answer can be checked, and file and test checks fail)."""
+    components: dict[str, float] = {}
+    passed: list[bool] = []
+    notes: list[str] = []
+    workspace = state if isinstance(state, Workspace) else None
+    if answer_kind != "none":
+        given = submission
+        if given is None or (isinstance(given, str) and not given.strip()):
+            given = workspace.last_output if workspace is not None else None
+        ok, parts = score_answer(answer_kind, given, task.answer)
+        components.update(parts)
+        passed.append(ok)
+        if not ok:
+            notes.append("the answer differs from the expected one")
+    if expected is not None:
+        if workspace is None:
+            components.update(state=0.0, state_paths=0.0, state_content=0.0)
+            passed.append(False)
+            notes.append("no workspace to check the file-system state in")
+        else:
+            try:
+                final = workspace.snapshot()
+            except SandboxError as error:
+                final = None
+                notes.append(f"the work dir could not be listed: {error}")
+            if final is None:
+                components.update(state=0.0, state_paths=0.0, state_content=0.0)
+                passed.append(False)
+                notes.append("the work dir could not be listed (too many files?)")
+            else:
+                comparison = compare_states(workspace.baseline(), final, expected, check_modes=check_modes,
+                                            ignore=ignore or ())
+                components.update(state=float(comparison.exact), state_paths=comparison.paths,
+                                  state_content=comparison.content)
+                passed.append(comparison.exact)
+                if not comparison.exact:
+                    notes.append("file system: " + comparison.message())
+    if tests:
+        if workspace is None:
+            components["tests"] = 0.0
+            passed.append(False)
+        else:
+            try:
+                outcomes = workspace.run_tests(tests)
+            except SandboxError as error:
+                outcomes = [(test.get("name", "test"), False, str(error)) for test in tests]
+            count = sum(ok for _, ok, _ in outcomes)
+            components["tests"] = count / len(outcomes)
+            passed.append(count == len(outcomes))
+            failed = [name for name, ok, _ in outcomes if not ok]
+            if failed:
+                notes.append(f"hidden tests failed: {', '.join(failed[:5])}")
+    success = all(passed) if passed else True
+    return Score(float(success), components, "; ".join(notes))

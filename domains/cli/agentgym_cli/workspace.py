@@ -1,0 +1,302 @@
+"""The episode's workspace: a pooled sandbox with a fixture streamed in, and snapshots of its file system.
+
+`Workspace.open` takes a clean sandbox from the process-wide pool, extracts the fixture's tar into the work dir,
+restores the permission bits tar extraction may drop, and prepares the shell (umask, locale, pager-free git).
+`snapshot()` lists every file, folder and link under the work dir with its mode and a content hash (or link
+target); `diff` and `compare_states` turn two snapshots into the changes the verifier scores.
+
+Snapshots run in the sandbox's Python interpreter, not in the agent's shell, so functions, aliases or a changed
+PATH the agent left behind cannot fake them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgym.sandbox import Sandbox, SandboxError, get_pool
+
+from agentgym_cli.data.fixtures import Fixture
+
+logger = logging.getLogger(__name__)
+
+# Never part of a snapshot: git internals (git tasks are checked by hidden tests), caches tools write on their
+# own, and files the shell or editors keep in $HOME (the work dir).
+SKIP_NAMES = (".git", "__pycache__", ".pytest_cache")
+SKIP_TOP = (".bash_history", ".gitconfig", ".lesshst", ".viminfo", ".python_history", ".wget-hsts", ".cache",
+            ".local", ".agentgym-tests")
+TESTS_DIR = ".agentgym-tests"
+MAX_ENTRIES = 50_000
+SHELL_SETUP = ("umask 022; export LC_ALL=C.UTF-8 LANG=C.UTF-8 TZ=UTC PAGER=cat GIT_PAGER=cat GIT_EDITOR=true "
+               "EDITOR=true VISUAL=true TERM=dumb")
+
+SNAPSHOT_CODE = r'''
+import hashlib as _h, json as _j, os as _o, stat as _s
+def _agentgym_snapshot(root, skip, skip_top, limit):
+    out = {}
+    def digest(path, mode):
+        restore = None
+        if not _o.access(path, _o.R_OK):
+            try:
+                _o.chmod(path, mode | 0o400); restore = mode
+            except OSError:
+                return "<unreadable>"
+        try:
+            h = _h.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            return h.hexdigest()[:20]
+        except OSError:
+            return "<unreadable>"
+        finally:
+            if restore is not None:
+                _o.chmod(path, restore)
+    def walk(path, rel, top):
+        restore = None
+        mode = _s.S_IMODE(_o.lstat(path).st_mode)
+        if not _o.access(path, _o.R_OK | _o.X_OK):
+            try:
+                _o.chmod(path, mode | 0o500); restore = mode
+            except OSError:
+                return
+        try:
+            names = sorted(_o.listdir(path))
+        finally:
+            pass
+        for name in names:
+            if name in skip or (top and name in skip_top):
+                continue
+            if len(out) >= limit:
+                raise OverflowError
+            full = _o.path.join(path, name)
+            key = rel + name
+            st = _o.lstat(full)
+            mode = _s.S_IMODE(st.st_mode)
+            if _s.S_ISLNK(st.st_mode):
+                out[key] = ["l", 0, _o.readlink(full)]
+            elif _s.S_ISDIR(st.st_mode):
+                out[key] = ["d", mode, ""]
+                walk(full, key + "/", False)
+            elif _s.S_ISREG(st.st_mode):
+                out[key] = ["f", mode, digest(full, mode)]
+            else:
+                out[key] = ["o", mode, ""]
+        if restore is not None:
+            _o.chmod(path, restore)
+    try:
+        walk(root, "", True)
+    except OverflowError:
+        return None
+    return out
+'''
+
+Snapshot = dict[str, list[Any]]
+
+
+def _entry_key(entry: list[Any] | None, check_modes: bool) -> tuple[Any, ...] | None:
+    if entry is None:
+        return None
+    return (entry[0], entry[1], entry[2]) if check_modes else (entry[0], entry[2])
+
+
+def _ignored(path: str, ignore: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(path, pattern) or path.startswith(pattern.rstrip("/") + "/")
+               for pattern in ignore)
+
+
+def diff(before: Snapshot, after: Snapshot, *, check_modes: bool = False,
+         ignore: Iterable[str] = ()) -> dict[str, list[Any] | None]:
+    """The entries that differ between two snapshots: path -> its entry in `after`, or None if it was removed.
+
+    Without `check_modes` only the kind and content (or link target) count; with it, permission bits too.
+    """
+    ignore = tuple(ignore)
+    changes: dict[str, list[Any] | None] = {}
+    for path in sorted(set(before) | set(after)):
+        if _ignored(path, ignore):
+            continue
+        if _entry_key(before.get(path), check_modes) != _entry_key(after.get(path), check_modes):
+            changes[path] = after.get(path)
+    return changes
+
+
+@dataclass(frozen=True)
+class StateComparison:
+    """How an agent's file system compares with the expected one (InterCode-style partial credit).
+
+    `paths`: Jaccard overlap of the sets of changed paths; `content`: share of the paths either side changed
+    whose final entry is the expected one; `exact`: every such path matches.
+    """
+
+    exact: bool
+    paths: float
+    content: float
+    missing: list[str] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    wrong: list[str] = field(default_factory=list)
+
+    def message(self) -> str:
+        parts = []
+        for label, items in (("not changed as expected", self.missing), ("changed but should not be", self.unexpected),
+                             ("changed differently", self.wrong)):
+            if items:
+                parts.append(f"{label}: {', '.join(items[:5])}" + (" ..." if len(items) > 5 else ""))
+        return "; ".join(parts)
+
+
+def compare_states(baseline: Snapshot, final: Snapshot, expected: Mapping[str, list[Any] | None], *,
+                   check_modes: bool = False, ignore: Iterable[str] = ()) -> StateComparison:
+    """Compare the agent's `final` snapshot with `baseline` + `expected` changes (from the gold solution)."""
+    ignore = tuple(ignore)
+    agent_changes = diff(baseline, final, check_modes=check_modes, ignore=ignore)
+    expected = {path: entry for path, entry in expected.items() if not _ignored(path, ignore)}
+    union = sorted(set(agent_changes) | set(expected))
+    if not union:
+        return StateComparison(True, 1.0, 1.0)
+    missing, unexpected, wrong = [], [], []
+    matches = 0
+    for path in union:
+        want = expected[path] if path in expected else baseline.get(path)
+        if _entry_key(final.get(path), check_modes) == _entry_key(want, check_modes):
+            matches += 1
+        elif path not in agent_changes:
+            missing.append(path)
+        elif path not in expected:
+            unexpected.append(path)
+        else:
+            wrong.append(path)
+    overlap = len(set(agent_changes) & set(expected))
+    return StateComparison(matches == len(union), overlap / len(union), matches / len(union),
+                           missing, unexpected, wrong)
+
+
+class Workspace:
+    """The state every CLI tool receives: one episode's sandbox with its fixture loaded.
+
+    Args:
+        sandbox: A clean sandbox (from the pool); the workspace gives it back on `close`.
+        fixture: The file tree the episode starts from.
+        command_timeout: Seconds one `run_shell` call may run before it is killed.
+    """
+
+    _baselines: dict[tuple[str, str], Snapshot] = {}
+    _baselines_lock = threading.Lock()
+
+    def __init__(self, sandbox: Sandbox, fixture: Fixture, *, command_timeout: float = 20.0) -> None:
+        self.sandbox = sandbox
+        self.fixture = fixture
+        self.command_timeout = command_timeout
+        self.last_output = ""
+        self.commands = 0
+        self._released = False
+
+    @classmethod
+    def open(cls, fixture: Fixture, *, backend: str = "auto", pool_size: int = 2,
+             command_timeout: float = 20.0) -> Workspace:
+        """Take a clean sandbox from the shared pool and load `fixture` into it."""
+        pool = get_pool(size=pool_size, backend=backend)
+        for attempt in range(3):
+            sandbox = pool.acquire(timeout=120)
+            workspace = cls(sandbox, fixture, command_timeout=command_timeout)
+            try:
+                workspace.load()
+                return workspace
+            except SandboxError as error:
+                # Seen under heavy load: the sandbox refuses a request once. A reset (on the next acquire) cures it.
+                workspace.close()
+                if attempt == 2:
+                    raise
+                logger.warning("loading fixture %s failed (%s); retrying in a reset sandbox", fixture.name, error)
+            except BaseException:
+                workspace.close()
+                raise
+        raise AssertionError("unreachable")
+
+    @property
+    def root(self) -> str:
+        """The work dir as the sandbox's processes see it."""
+        return self.sandbox.workdir
+
+    def load(self) -> None:
+        """Extract the fixture, restore its special permission bits, and prepare the shell."""
+        self.sandbox.put_archive(self.fixture.tar)
+        fixes = self.fixture.mode_fixes
+        if fixes:
+            code = ("import os as _o\nfor _p, _m in %s:\n    _o.chmod(_o.path.join(%r, _p), _m)\n"
+                    % (json.dumps(fixes), self.root))
+            result = self.sandbox.run_python(code, timeout=30)
+            if not result.ok:
+                raise SandboxError(f"could not restore the fixture's permissions: {result.stderr[-500:]}")
+        result = self.sandbox.run(SHELL_SETUP, timeout=30)
+        if not result.ok:
+            raise SandboxError(f"could not prepare the shell: {result.stderr[-500:]}")
+        key = (self.fixture.digest, self.sandbox.backend)
+        if key not in self._baselines:
+            snapshot = self.snapshot()
+            if snapshot is None:
+                raise SandboxError(f"the fixture {self.fixture.name} has more than {MAX_ENTRIES} entries")
+            with self._baselines_lock:
+                self._baselines[key] = snapshot
+
+    def snapshot(self) -> Snapshot | None:
+        """Every entry under the work dir (see the module docstring); None if there are too many to list."""
+        code = (SNAPSHOT_CODE + f"\nprint(_j.dumps(_agentgym_snapshot({self.root!r}, {SKIP_NAMES!r}, "
+                f"{SKIP_TOP!r}, {MAX_ENTRIES})))\n")
+        result = self.sandbox.run_python(code, timeout=120)
+        if not result.ok or result.truncated:
+            raise SandboxError(f"could not list the work dir (exit {result.exit_code}): {result.stderr[-500:]}")
+        value = json.loads(result.stdout)
+        return value if value is None else dict(value)
+
+    def baseline(self) -> Snapshot:
+        """The snapshot of the freshly loaded fixture on this backend (taken at the first load, once per process)."""
+        key = (self.fixture.digest, self.sandbox.backend)
+        with self._baselines_lock:
+            cached = self._baselines.get(key)
+        if cached is None:
+            raise RuntimeError("baseline() before load(): the baseline is taken when the fixture is first loaded")
+        return cached
+
+    def run_tests(self, tests: list[dict[str, str]], timeout: float = 60.0) -> list[tuple[str, bool, str]]:
+        """Run hidden test scripts in the work dir after the episode: (name, passed, output tail) for each.
+
+        Each script runs with bash in a clean environment (not the agent's shell), with `$WORKSPACE` set to the
+        work dir and the current directory there. The scripts are written only now, so the agent never saw them.
+        """
+        if not tests:
+            return []
+        files = {f"{TESTS_DIR}/{index:02d}.sh": test["script"] for index, test in enumerate(tests)}
+        self.sandbox.put_files(files)
+        code = (
+            "import subprocess as _sp, json as _j, os as _o\n"
+            "_env = {'PATH': '/usr/local/bin:/usr/bin:/bin', 'LC_ALL': 'C.UTF-8', 'LANG': 'C.UTF-8', 'TZ': 'UTC',"
+            f" 'HOME': {self.root!r}, 'WORKSPACE': {self.root!r}, 'GIT_PAGER': 'cat', 'PAGER': 'cat'}}\n"
+            "_results = []\n"
+            f"for _name in {sorted(files)!r}:\n"
+            "    try:\n"
+            f"        _done = _sp.run(['/bin/bash', '--noprofile', '--norc', _o.path.join({self.root!r}, _name)],"
+            f" cwd={self.root!r}, env=_env, stdin=_sp.DEVNULL, capture_output=True, timeout={timeout})\n"
+            "        _results.append([_done.returncode == 0, (_done.stdout + _done.stderr)[-400:]"
+            ".decode('utf-8', 'replace')])\n"
+            "    except _sp.TimeoutExpired:\n"
+            "        _results.append([False, 'the test timed out'])\n"
+            "print(_j.dumps(_results))\n"
+        )
+        result = self.sandbox.run_python(code, timeout=timeout * len(files) + 30)
+        if not result.ok:
+            raise SandboxError(f"the hidden tests could not run: {result.stderr[-500:]}")
+        outcomes = json.loads(result.stdout)
+        return [(test.get("name", f"test {index}"), bool(passed), str(output))
+                for index, (test, (passed, output)) in enumerate(zip(tests, outcomes))]
+
+    def close(self) -> None:
+        """Give the sandbox back to its pool (it is reset before its next use). Idempotent."""
+        if not self._released:
+            self._released = True
+            self.sandbox.close()
