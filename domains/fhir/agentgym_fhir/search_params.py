@@ -400,11 +400,11 @@ def _strings(value: Any) -> Iterator[tuple[str, str]]:
                 parts.append(item)
     for part in parts:
         yield normalize_string(part), part
-    given = " ".join(value.get("given") or [])
+    givens = [g for g in value.get("given") or [] if isinstance(g, str)]
     family = value.get("family")
-    if given and isinstance(family, str):  # so that name=John Smith matches
-        full = f"{given} {family}"
-        yield normalize_string(full), full
+    if givens and isinstance(family, str):  # so that name=John Smith matches John Paul Smith too
+        for full in dict.fromkeys([f"{givens[0]} {family}", f"{' '.join(givens)} {family}"]):
+            yield normalize_string(full), full
 
 
 def _dates(value: Any) -> Iterator[tuple[int, int]]:

@@ -1,0 +1,212 @@
+"""A FHIR R4 REST server (JSON) over a `FhirStore`, on the standard library's threading HTTP server.
+
+Interactions: ``GET /metadata`` (CapabilityStatement), ``GET /Type/id`` (read), ``GET /Type?params`` and
+``POST /Type/_search`` (search, returning ``searchset`` Bundles with ``next`` links), ``POST /Type``
+(create, 201 with Location), ``PUT /Type/id`` (update). Errors are OperationOutcomes with the HTTP status
+a FHIR server gives: 400 bad search or body, 404 unknown resource or route, 405 unsupported method, 422
+invalid resource. Paths are served both under the base path (default ``/fhir``) and at the root.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from agentgym_fhir.errors import FhirError
+from agentgym_fhir.search_params import COMMON_PARAMS, REGISTRY, RESULT_PARAMS
+from agentgym_fhir.store import MAX_COUNT, Episode, FhirStore
+
+FHIR_JSON = "application/fhir+json; charset=utf-8"
+_IGNORED_PARAMS = {"_format", "_pretty"}
+
+
+def capability_statement(base_url: str) -> dict[str, Any]:
+    """The CapabilityStatement this server answers at ``/metadata``."""
+    resources = []
+    for type_name, params in REGISTRY.items():
+        if type_name == "*":
+            continue
+        resources.append({
+            "type": type_name,
+            "interaction": [{"code": c} for c in ("read", "search-type", "create", "update")],
+            "searchParam": [{"name": name, "type": param.kind} for name, param in params.items()]
+            + [{"name": name, "type": kind} for name, kind in COMMON_PARAMS.items()],
+            "searchInclude": [f"{type_name}:{n}" for n, p in params.items() if p.kind == "reference"],
+        })
+    return {
+        "resourceType": "CapabilityStatement", "status": "active", "date": "2025-01-01",
+        "kind": "instance", "fhirVersion": "4.0.1", "format": ["json"],
+        "software": {"name": "agentgym-fhir"},
+        "implementation": {"description": "agentgym FHIR store", "url": base_url},
+        "rest": [{"mode": "server", "documentation": (
+            f"Search result parameters: {', '.join(sorted(RESULT_PARAMS))}. _count is capped at {MAX_COUNT}. "
+            "Other resource types are stored and searchable by _id, _lastUpdated, patient, subject, status, "
+            "identifier and encounter."), "resource": resources}],
+    }
+
+
+def _params(query: str) -> dict[str, str | list[str]]:
+    parsed = parse_qs(query, keep_blank_values=True)
+    return {k: (v[0] if len(v) == 1 else v) for k, v in parsed.items() if k not in _IGNORED_PARAMS}
+
+
+class FhirRequestHandler(BaseHTTPRequestHandler):
+    """Routes one HTTP request to the store; set up by `make_server`."""
+
+    server: "FhirHTTPServer"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+    # -- plumbing
+    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", FHIR_JSON)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, error: FhirError) -> None:
+        self._send(error.status, error.operation_outcome())
+
+    def _base_url(self) -> str:
+        host = self.headers.get("Host") or f"{self.server.server_address[0]}:{self.server.server_address[1]}"
+        return f"http://{host}{self.server.base_path}"
+
+    def _route(self) -> tuple[list[str], str]:
+        parts = urlsplit(self.path)
+        path = parts.path
+        base = self.server.base_path
+        if base and (path == base or path.startswith(base + "/")):
+            path = path[len(base):]
+        segments = [s for s in path.split("/") if s]
+        return segments, parts.query
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        content_type = self.headers.get("Content-Type", "")
+        if "application/x-www-form-urlencoded" in content_type:
+            return raw.decode("utf-8")
+        try:
+            return json.loads(raw or b"null")
+        except json.JSONDecodeError as error:
+            raise FhirError(f"the request body is not valid JSON: {error.msg} at line {error.lineno} column "
+                            f"{error.colno}", 400, "structure") from error
+
+    def _handle(self, method: str) -> None:
+        try:
+            segments, query = self._route()
+            self._dispatch(method, segments, query)
+        except FhirError as error:
+            self._error(error)
+        except (BrokenPipeError, ConnectionResetError):
+            raise
+        except Exception as error:  # the client must get an OperationOutcome, not a dropped connection
+            self._error(FhirError(f"internal error: {type(error).__name__}: {error}", 500, "exception"))
+
+    def _dispatch(self, method: str, segments: list[str], query: str) -> None:
+        target = self.server.target
+        if segments == ["metadata"] and method == "GET":
+            self._send(200, capability_statement(self._base_url()))
+            return
+        if not segments or not segments[0][:1].isupper():
+            raise FhirError(f"no such endpoint {self.path!r}; use /metadata, /Type, /Type/id or /Type/_search",
+                            404, "not-found")
+        resource_type = segments[0]
+        if method == "GET" and len(segments) == 1:
+            params = _params(query)
+            result = target.search(resource_type, params)
+            self._send(200, result.to_bundle(self._base_url(), params))
+        elif method == "POST" and len(segments) == 2 and segments[1] == "_search":
+            body = self._body()
+            params = _params(query)
+            if isinstance(body, str):
+                params.update(_params(body))
+            result = target.search(resource_type, params)
+            self._send(200, result.to_bundle(self._base_url(), params))
+        elif method == "GET" and len(segments) == 2:
+            self._send(200, target.read(resource_type, segments[1]))
+        elif method == "POST" and len(segments) == 1:
+            resource = self._body()
+            self._check_type(resource, resource_type)
+            stored = target.create_resource({k: v for k, v in resource.items() if k != "id"})
+            location = f"{self._base_url()}/{resource_type}/{stored['id']}/_history/{stored['meta']['versionId']}"
+            self._send(201, stored, {"Location": location, "ETag": f'W/"{stored["meta"]["versionId"]}"'})
+        elif method == "PUT" and len(segments) == 2:
+            resource = self._body()
+            self._check_type(resource, resource_type)
+            if resource.get("id") not in (None, segments[1]):
+                raise FhirError(f"the body's id {resource.get('id')!r} does not match the URL's {segments[1]!r}",
+                                400, "invalid", [f"{resource_type}.id"])
+            stored = target.update_resource({**resource, "id": segments[1]})
+            status = 201 if stored["meta"]["versionId"] == "1" else 200
+            self._send(status, stored, {"ETag": f'W/"{stored["meta"]["versionId"]}"'})
+        else:
+            raise FhirError(f"{method} {self.path} is not supported; this server does read, search, create and "
+                            "update", 405, "not-supported")
+
+    @staticmethod
+    def _check_type(resource: Any, resource_type: str) -> None:
+        if not isinstance(resource, dict):
+            raise FhirError("the request body must be a FHIR resource (a JSON object)", 400, "structure")
+        if resource.get("resourceType") != resource_type:
+            raise FhirError(f"the body's resourceType {resource.get('resourceType')!r} does not match the URL's "
+                            f"{resource_type!r}", 400, "invalid", ["resourceType"])
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self._handle("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._handle("DELETE")
+
+
+class FhirHTTPServer(ThreadingHTTPServer):
+    """The HTTP server; ``target`` is the store (or episode) requests go to."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], target: FhirStore | Episode, base_path: str = "/fhir",
+                 verbose: bool = False) -> None:
+        super().__init__(address, FhirRequestHandler)
+        self.target = target
+        self.base_path = "/" + base_path.strip("/") if base_path.strip("/") else ""
+        self.verbose = verbose
+
+    @property
+    def url(self) -> str:
+        """The server's base URL, e.g. ``http://127.0.0.1:8080/fhir``."""
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}{self.base_path}"
+
+    def start_background(self) -> threading.Thread:
+        """Serve in a daemon thread (for tests and notebooks); stop with ``shutdown()``."""
+        thread = threading.Thread(target=self.serve_forever, name="fhir-server", daemon=True)
+        thread.start()
+        return thread
+
+
+def make_server(target: FhirStore | Episode, host: str = "127.0.0.1", port: int = 8080, *,
+                base_path: str = "/fhir", verbose: bool = False) -> FhirHTTPServer:
+    """A server bound to ``host:port`` (port 0 picks a free one), not yet serving.
+
+    Writes go to ``target``: pass ``store.episode()`` to keep them out of the store file.
+    """
+    return FhirHTTPServer((host, port), target, base_path, verbose)
+
+
+__all__ = ["FhirHTTPServer", "capability_statement", "make_server"]

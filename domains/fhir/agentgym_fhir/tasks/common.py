@@ -1,0 +1,282 @@
+"""What every task family builds on: patient records read from the data, the generation context, and the
+helpers that turn a computed answer and its tool-call solution into a `Task`.
+
+Families never hard-code facts: they read a `PatientRecord` (every resource that names the patient, read
+once from the store, an import or a server), compute the answer with the same code the tools use, and write
+the solution as the tool calls that find it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Iterable
+
+from agentgym.tasks import Task
+
+from agentgym_fhir.tools import (
+    ICD10CM, LOINC, RXNORM, SNOMED, condition_row, medication_rows, observation_rows, whole_years,
+)
+
+RECORD_TYPES = ("Patient", "Observation", "Condition", "MedicationRequest", "Encounter", "AllergyIntolerance")
+MRN_TYPE = "MR"
+
+
+def parse_instant(text: str | None) -> datetime | None:
+    """A FHIR date or date-time as an aware UTC datetime (dates at midnight)."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One numeric observation value (or component) with its date."""
+
+    when: datetime
+    value: float
+    unit: str
+    display: str
+    resource_id: str
+
+    @property
+    def day(self) -> date:
+        return self.when.astimezone(timezone.utc).date()
+
+
+@dataclass
+class PatientRecord:
+    """Everything in the data that names one patient, indexed for the families."""
+
+    patient: dict[str, Any]
+    observations: list[dict[str, Any]] = field(default_factory=list)
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+    medications: list[dict[str, Any]] = field(default_factory=list)
+    encounters: list[dict[str, Any]] = field(default_factory=list)
+    allergies: list[dict[str, Any]] = field(default_factory=list)
+    readings: dict[str, list[Reading]] = field(default_factory=dict)
+    now: datetime = field(default_factory=lambda: datetime(2024, 12, 31, 12, tzinfo=timezone.utc))
+
+    @property
+    def id(self) -> str:
+        return str(self.patient["id"])
+
+    @property
+    def reference(self) -> str:
+        return f"Patient/{self.id}"
+
+    @property
+    def name(self) -> str:
+        names = self.patient.get("name") or [{}]
+        official = next((n for n in names if n.get("use") == "official"), names[0])
+        given = " ".join(official.get("given") or [])
+        return f"{given} {official.get('family', '')}".strip() or self.id
+
+    @property
+    def family_name(self) -> str:
+        return str(((self.patient.get("name") or [{}])[0]).get("family", ""))
+
+    @property
+    def first_given(self) -> str:
+        return str((((self.patient.get("name") or [{}])[0]).get("given") or [""])[0])
+
+    @property
+    def mrn(self) -> str | None:
+        for identifier in self.patient.get("identifier") or []:
+            codings = ((identifier.get("type") or {}).get("coding")) or []
+            if any(c.get("code") == MRN_TYPE for c in codings) and identifier.get("value"):
+                return str(identifier["value"])
+        return None
+
+    @property
+    def sex(self) -> str | None:
+        gender = self.patient.get("gender")
+        return gender if gender in ("male", "female") else None
+
+    @property
+    def birth_date(self) -> date | None:
+        text = self.patient.get("birthDate")
+        try:
+            return date.fromisoformat(text) if text else None
+        except ValueError:
+            return None
+
+    @property
+    def age(self) -> int | None:
+        born = self.birth_date
+        return whole_years(born, self.now.date()) if born else None
+
+    @property
+    def deceased(self) -> bool:
+        return bool(self.patient.get("deceasedDateTime") or self.patient.get("deceasedBoolean"))
+
+    def describe(self) -> str:
+        """How prompts name the patient: name and FHIR id."""
+        return f"{self.name} (Patient id {self.id})"
+
+    def series(self, code: str) -> list[Reading]:
+        """Numeric readings of one LOINC code (values and components), oldest first, up to now."""
+        return self.readings.get(code, [])
+
+    def has_future(self, code: str) -> bool:
+        """Whether the data holds readings of this code after the task's now (such tasks are skipped)."""
+        return any(reading.when > self.now for reading in self.readings.get(f"future:{code}", []))
+
+    def latest(self, code: str) -> Reading | None:
+        values = self.series(code)
+        return values[-1] if values else None
+
+    def active_conditions(self) -> list[dict[str, Any]]:
+        return [c for c in self.conditions if condition_row(c)["clinical_status"] in ("active", "recurrence", "relapse")]
+
+    def condition_codes(self, active_only: bool = True) -> set[str]:
+        chosen = self.active_conditions() if active_only else self.conditions
+        return {row["snomed"] for row in map(condition_row, chosen) if row.get("snomed")}
+
+    def active_medications(self) -> list[dict[str, Any]]:
+        return [medication_rows(m) for m in self.medications if m.get("status") == "active"]
+
+    def active_allergy_codes(self) -> set[str]:
+        found = set()
+        for allergy in self.allergies:
+            status = ((allergy.get("clinicalStatus") or {}).get("coding") or [{}])[0].get("code", "active")
+            if status == "active":
+                for coding in (allergy.get("code") or {}).get("coding") or []:
+                    if coding.get("code"):
+                        found.add(str(coding["code"]))
+        return found
+
+
+def _subject_id(resource: dict[str, Any]) -> str | None:
+    holder = resource.get("subject") or resource.get("patient") or {}
+    reference = holder.get("reference") if isinstance(holder, dict) else None
+    if not reference or "Patient/" not in reference:
+        return None
+    return reference.split("Patient/", 1)[1].split("/")[0]
+
+
+def load_records(source: Any, reference_date: datetime | None = None) -> list[PatientRecord]:
+    """Read every patient's record from a store, server session or anything with `iter_resources(type)`.
+
+    `reference_date` is the tasks' "now" (the generated world's today); for imported data without one, each
+    patient's now is noon on the day after the last dated fact in their record.
+    """
+    patients: dict[str, PatientRecord] = {}
+    for resource in source.iter_resources("Patient"):
+        patients[str(resource["id"])] = PatientRecord(patient=resource)
+    buckets = {"Observation": "observations", "Condition": "conditions", "MedicationRequest": "medications",
+               "Encounter": "encounters", "AllergyIntolerance": "allergies"}
+    for resource_type, attribute in buckets.items():
+        for resource in source.iter_resources(resource_type):
+            owner = patients.get(_subject_id(resource) or "")
+            if owner is not None:
+                getattr(owner, attribute).append(resource)
+    records = sorted(patients.values(), key=lambda record: record.id)
+    for record in records:
+        record.now = reference_date or _patient_now(record)
+        _index_readings(record)
+    return records
+
+
+def _patient_now(record: PatientRecord) -> datetime:
+    latest: datetime | None = None
+    for resource in record.observations + record.encounters + record.conditions + record.medications:
+        for key in ("effectiveDateTime", "authoredOn", "onsetDateTime", "recordedDate"):
+            moment = parse_instant(resource.get(key))
+            if moment and (latest is None or moment > latest):
+                latest = moment
+        period = resource.get("period") or {}
+        moment = parse_instant(period.get("end") or period.get("start"))
+        if moment and (latest is None or moment > latest):
+            latest = moment
+    base = (latest or datetime(2024, 12, 31, tzinfo=timezone.utc)).date() + timedelta(days=1)
+    return datetime(base.year, base.month, base.day, 12, tzinfo=timezone.utc)
+
+
+def _index_readings(record: PatientRecord) -> None:
+    series: dict[str, list[Reading]] = defaultdict(list)
+    for resource in record.observations:
+        if resource.get("status") in ("entered-in-error", "cancelled"):
+            continue
+        for row in observation_rows(resource):
+            when = parse_instant(row.get("date"))
+            value = row.get("value")
+            if when is None or row.get("code") is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            reading = Reading(when, float(value), str(row.get("unit") or ""), str(row.get("display") or ""),
+                              str(resource.get("id")))
+            key = row["code"] if when <= record.now else f"future:{row['code']}"
+            series[key].append(reading)
+    for values in series.values():
+        values.sort(key=lambda reading: (reading.when, reading.resource_id))
+    record.readings = dict(series)
+
+
+# ------------------------------------------------------------------------------------------- generation
+@dataclass
+class Context:
+    """What a family gets: the records, a seeded RNG of its own, and the split rule."""
+
+    records: list[PatientRecord]
+    seed: int
+    family: str
+    test_fraction: float = 0.2
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        digest = hashlib.sha256(f"{self.seed}:{self.family}".encode()).digest()
+        self.rng = random.Random(int.from_bytes(digest[:8], "big"))
+
+    def split_of(self, key: str) -> str:
+        """train or test, by a stable hash of the patient id (or of the question, for cohort tasks)."""
+        digest = hashlib.sha256(f"split:{self.seed}:{key}".encode()).digest()
+        return "test" if int.from_bytes(digest[:4], "big") / 2**32 < self.test_fraction else "train"
+
+    def task(self, *, key: str, prompt: str, answer: Any, solution: list[dict[str, Any]], verifier: dict[str, Any],
+             difficulty: str, record: PatientRecord | None = None, now: datetime | None = None,
+             metadata: dict[str, Any] | None = None) -> Task:
+        moment = record.now if record is not None else (now or datetime(2024, 12, 31, 12, tzinfo=timezone.utc))
+        now_text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        meta: dict[str, Any] = {"now": now_text, "patient_id": record.id if record else None}
+        meta.update(metadata or {})
+        digest = hashlib.sha256(f"{self.family}:{key}".encode()).hexdigest()[:12]
+        return Task(
+            id=f"fhir-{self.family}-{digest}", domain="fhir", family=self.family,
+            split=self.split_of(record.id if record else key),
+            prompt=f"Today is {moment.date().isoformat()}. {prompt}", answer=answer, solution=solution,
+            verifier=verifier, metadata=meta, difficulty=difficulty,
+        )
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    """One solution step."""
+    return {"name": name, "arguments": arguments}
+
+
+def submit(answer: Any) -> dict[str, Any]:
+    return call("submit", answer=answer)
+
+
+def answer_spec(kind: str, **params: Any) -> dict[str, Any]:
+    return {"name": "fhir_answer", "params": {"kind": kind, **params}}
+
+
+def fmt(value: float) -> str:
+    """A number as a person writes it (no trailing .0)."""
+    return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
+
+
+def sample(rng: random.Random, items: Iterable[Any], k: int) -> list[Any]:
+    items = list(items)
+    return items if len(items) <= k else rng.sample(items, k)
+
+
+__all__ = ["Context", "ICD10CM", "LOINC", "PatientRecord", "RXNORM", "Reading", "SNOMED", "answer_spec", "call",
+           "fmt", "load_records", "parse_instant", "sample", "submit"]
