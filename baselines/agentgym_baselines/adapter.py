@@ -312,7 +312,7 @@ def _make_tool_method(signature: FlatSignature) -> Callable[..., str]:
 def _execute_code_method() -> Callable[..., str]:
     from agentgym_baselines.codeact import run_code_block
 
-    def execute_code(self: AgentGymEnvironment, code: str) -> str:
+    def execute_code(self, code: str) -> str:  # type: ignore[no-untyped-def]  (TRL: `self` must be bare)
         """Run a Python code block. The environment's tools are available in it as functions; print what you
         want to see.
 

@@ -23,9 +23,19 @@ _WORDS = (
 
 
 def _corpus(seed: int) -> list[str]:
-    """Text in the shapes the model will read and write: chat turns, tool calls, JSON, code."""
+    """Text in the shapes the model will read and write: the chat template's own wording, the default system
+    prompt, tool schemas, tool calls, JSON, code. Training the BPE on it keeps prompts short in tokens."""
+    from trl.chat_template_utils import qwen3_chat_template
+
+    from agentgym.env import CODE_SYSTEM_SUFFIX, DEFAULT_SYSTEM_PROMPT
+
     rng = random.Random(seed)
-    lines: list[str] = []
+    boilerplate = [qwen3_chat_template, DEFAULT_SYSTEM_PROMPT + CODE_SYSTEM_SUFFIX,
+                   '{"type": "function", "function": {"name": "submit", "description": "Submit your final answer '
+                   'and end the episode. Call this exactly once, when you are done.", "parameters": {"type": '
+                   '"object", "properties": {"answer": {"description": "The final answer to the task."}}}, '
+                   '"return": {"type": "string"}}}']
+    lines: list[str] = boilerplate * 20
     for _ in range(400):
         words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))
         tool = rng.choice(["submit", "lookup", "search", "execute_sql", "python"])
@@ -37,7 +47,7 @@ def _corpus(seed: int) -> list[str]:
     return lines
 
 
-def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 512) -> Any:
+def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 1024) -> Any:
     """A byte-level BPE `PreTrainedTokenizerFast` with Qwen's special tokens and TRL's Qwen3 chat template.
 
     eos is `<|im_end|>` (TRL cuts tool-result wrappers at the last eos), pad is `<|endoftext|>`, padding left.
