@@ -1,0 +1,276 @@
+"""Importers: InterCode-Bash and Terminal-Bench task files become CLI-v0 task sets.
+
+Both run each task's gold solution on a fresh copy of its file tree in a sandbox, exactly as for generated tasks
+(`tasks.base.realize`), so the oracle scores 1.0 on every imported task; a task whose gold solution cannot be
+reproduced is reported and left out. The file tree travels inside each task (gzipped tar in `metadata`), so the
+JSONL file is all a user needs.
+
+Paths: both benchmarks assume an absolute directory (`/testbed`, `/app`) that a read-only sandbox root cannot
+have. The tree is placed in the work dir instead and the absolute prefix is rewritten to a relative path in the
+prompt, the gold solution and the tests (`/testbed/x` -> `testbed/x`, `/app/x` -> `x`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import shlex
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from agentgym import Task
+
+logger = logging.getLogger(__name__)
+
+TB_SPECIAL = {"task.yaml", "task.yml", "solution.sh", "solution.yaml", "run-tests.sh", "tests", "Dockerfile",
+              "docker-compose.yaml", "docker-compose.yml"}
+
+
+def tree_entries(source: Path) -> list[Any]:
+    """The entries of a file tree given as a folder or a (compressed) tar archive."""
+    from agentgym_cli.data.fixtures import Entry
+
+    entries = []
+    if source.is_dir():
+        for path in sorted(source.rglob("*")):
+            relative = path.relative_to(source).as_posix()
+            mode = path.lstat().st_mode & 0o7777
+            if path.is_symlink():
+                entries.append(Entry(relative, kind="symlink", target=str(path.readlink())))
+            elif path.is_dir():
+                entries.append(Entry(relative, kind="dir", mode=mode))
+            else:
+                entries.append(Entry(relative, data=path.read_bytes(), mode=mode, mtime=int(path.stat().st_mtime)))
+        return entries
+    with tarfile.open(source) as archive:
+        for member in archive.getmembers():
+            name = member.name[2:] if member.name.startswith("./") else member.name.lstrip("/")
+            if name in ("", "."):
+                continue
+            if member.issym():
+                entries.append(Entry(name, kind="symlink", target=member.linkname))
+            elif member.isdir():
+                entries.append(Entry(name, kind="dir", mode=member.mode & 0o7777, mtime=int(member.mtime)))
+            elif member.isfile():
+                handle = archive.extractfile(member)
+                data = handle.read() if handle is not None else b""
+                entries.append(Entry(name, data=data, mode=member.mode & 0o7777, mtime=int(member.mtime)))
+    return entries
+
+
+def rewrite_root(text: str, root: str, replacement: str) -> str:
+    """Replace the absolute directory `root` with a relative path in `text` (`/app/x` -> `x` for `.`)."""
+    pattern = re.compile(r"(?<![\w.\-/])" + re.escape(root.rstrip("/")) + r"(?=/|\b|$)(/)?")
+    if replacement in (".", ""):
+        return pattern.sub(lambda match: "" if match.group(1) else ".", text)
+    return pattern.sub(lambda match: replacement + (match.group(1) or ""), text)
+
+
+def _realize_all(items: list[tuple[str, Any]], fixture: Any, backend: str, split: str, strict: bool) -> list[Task]:
+    from agentgym.sandbox import SandboxError
+
+    from agentgym_cli.env import encode_fixture
+    from agentgym_cli.tasks.base import GenerationError, realize
+    from agentgym_cli.workspace import Workspace
+
+    metadata = encode_fixture(fixture.tar)
+    tasks, skipped = [], []
+    with click.progressbar(items, label="running gold solutions") as progress:
+        for task_id, spec in progress:
+            workspace = Workspace.open(fixture, backend=backend)
+            try:
+                tasks.append(realize(spec, fixture, workspace, task_id=task_id, split=split,
+                                     metadata={**metadata, "source": spec.template}))
+            except (GenerationError, SandboxError) as error:
+                if strict:
+                    raise click.ClickException(f"{task_id}: {error}") from None
+                skipped.append(f"{task_id}: {error}")
+            finally:
+                workspace.close()
+    for line in skipped:
+        click.echo(f"skipped {line[:300]}", err=True)
+    return tasks
+
+
+def import_intercode(source: Path, tree: Path, *, root: str = "/testbed", backend: str = "auto",
+                     split: str = "test", strict: bool = False) -> list[Task]:
+    """InterCode-Bash `[{query, gold}]` JSON plus the file tree it assumes -> tasks (answer: the gold's stdout).
+
+    Args:
+        source: The JSON file (a list of objects with `query` and `gold`).
+        tree: The file tree: a folder or tar archive whose top level is the file system root the tasks see.
+        root: The absolute folder the gold commands use; rewritten to a relative path.
+        backend: Sandbox backend that runs the gold commands.
+        split: Split given to every task.
+        strict: Fail on the first task whose gold command cannot run, instead of skipping it.
+    """
+    from agentgym_cli.data.fixtures import Fixture, pack
+    from agentgym_cli.tasks.base import TaskSpec, shell
+
+    records = json.loads(source.read_text(encoding="utf-8"))
+    if not isinstance(records, list) or not all(isinstance(r, dict) and "query" in r and "gold" in r
+                                                for r in records):
+        raise click.ClickException(f"{source}: expected a JSON list of objects with 'query' and 'gold' "
+                                   "(InterCode-Bash format)")
+    entries = tree_entries(tree)
+    fixture = Fixture(name="intercode", entries=entries, tar=pack(entries))
+    relative = root.strip("/")
+    items = []
+    for number, record in enumerate(records):
+        gold = rewrite_root(str(record["gold"]), root, relative)
+        query = rewrite_root(str(record["query"]), root, relative)
+        prompt = (f"{query}\n\n(The `{relative}/` folder is in your working directory; where the task says "
+                  f"`{root}`, use `{relative}`. The output of your last command is your answer, or submit it.)")
+        spec = TaskSpec("intercode_bash", f"intercode:{source.name}:{number}", prompt, [shell(gold)],
+                        answer_kind="output", allow_failure=True)
+        items.append((f"intercode-{source.stem}-{number:04d}", spec))
+    return _realize_all(items, fixture, backend, split, strict)
+
+
+def _tb_instruction(folder: Path) -> str:
+    import yaml
+
+    for name in ("task.yaml", "task.yml"):
+        path = folder / name
+        if path.exists():
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            if isinstance(data.get("instruction"), str):
+                return str(data["instruction"]).strip()
+            for item in data.get("descriptions") or []:
+                if isinstance(item, dict) and isinstance(item.get("description"), str):
+                    return str(item["description"]).strip()
+            raise click.ClickException(f"{path}: no 'instruction' (or descriptions[].description) field")
+    instruction = folder / "instruction.md"
+    if instruction.exists():
+        return instruction.read_text(encoding="utf-8").strip()
+    raise click.ClickException(f"{folder}: no task.yaml or instruction.md; is this a Terminal-Bench task folder?")
+
+
+_PY_RUNNER = r'''
+import importlib.util, inspect, sys, traceback
+failed = 0
+for path in sys.argv[1:]:
+    spec = importlib.util.spec_from_file_location("tb_test_" + str(abs(hash(path))), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, function in sorted(vars(module).items()):
+        if name.startswith("test") and inspect.isfunction(function):
+            try:
+                function()
+            except Exception:
+                failed += 1
+                print("FAILED", name); traceback.print_exc()
+sys.exit(1 if failed else 0)
+'''
+
+
+def _tb_tests(folder: Path, root: str) -> list[dict[str, str]]:
+    """Hidden test scripts from a task's tests/ folder: pytest-style files run with pytest when the sandbox has it,
+    else with a small runner calling every `test*` function; shell scripts run with bash."""
+    tests_dir = folder / "tests"
+    scripts = []
+    for path in sorted(tests_dir.glob("*")) if tests_dir.is_dir() else []:
+        text = rewrite_root(path.read_text(encoding="utf-8"), root, ".")
+        target = f".agentgym-tests/tb/{path.name}"
+        write = f"mkdir -p .agentgym-tests/tb && cat > {shlex.quote(target)} <<'AGENTGYM_EOF'\n{text}\nAGENTGYM_EOF\n"
+        if path.suffix == ".py" and path.name.startswith("test"):
+            runner = f"cat > .agentgym-tests/tb/_runner.py <<'AGENTGYM_EOF'\n{_PY_RUNNER}\nAGENTGYM_EOF\n"
+            run = (f"if python3 -c 'import pytest' 2>/dev/null; then python3 -m pytest -q -p no:cacheprovider "
+                   f"{shlex.quote(target)}; else python3 .agentgym-tests/tb/_runner.py {shlex.quote(target)}; fi\n")
+            scripts.append({"name": path.name, "script": write + runner + run})
+        elif path.suffix == ".sh":
+            scripts.append({"name": path.name, "script": write + f"bash {shlex.quote(target)}\n"})
+    run_tests = folder / "run-tests.sh"
+    if not scripts and run_tests.exists():
+        scripts.append({"name": "run-tests.sh", "script": rewrite_root(run_tests.read_text(encoding="utf-8"), root, ".")})
+    return scripts
+
+
+def import_terminal_bench(source: Path, *, root: str = "/app", backend: str = "auto", split: str = "test",
+                          strict: bool = False) -> list[Task]:
+    """Terminal-Bench task folders (instruction, reference solution, tests, environment files) -> tasks.
+
+    `source` is one task folder or a folder of them. The files next to the task definition (other than the
+    solution, tests and Docker files) form the starting file tree. A Dockerfile's `RUN` steps cannot run in the
+    offline sandbox image; such tasks are imported with a warning and kept only if their solution and tests pass.
+    """
+    from agentgym_cli.data.fixtures import Entry, Fixture, pack
+    from agentgym_cli.tasks.base import TaskSpec, shell
+
+    folders = [source] if any((source / name).exists() for name in ("task.yaml", "task.yml", "instruction.md")) \
+        else sorted(path for path in source.iterdir() if path.is_dir())
+    if not folders:
+        raise click.ClickException(f"{source}: no Terminal-Bench task folders found")
+    tasks: list[Task] = []
+    for folder in folders:
+        instruction = rewrite_root(_tb_instruction(folder), root, ".")
+        solution_path = folder / "solution.sh"
+        if not solution_path.exists():
+            click.echo(f"skipped {folder.name}: no solution.sh (the oracle needs a reference solution)", err=True)
+            continue
+        solution = rewrite_root(solution_path.read_text(encoding="utf-8"), root, ".")
+        dockerfile = folder / "Dockerfile"
+        if dockerfile.exists() and re.search(r"^\s*RUN\s", dockerfile.read_text(encoding="utf-8"), re.M):
+            click.echo(f"warning: {folder.name}: its Dockerfile has RUN steps the sandbox image does not run",
+                       err=True)
+        entries = []
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if relative.parts[0] in TB_SPECIAL or path.is_dir():
+                continue
+            entries.append(Entry(relative.as_posix(), data=path.read_bytes(), mode=path.stat().st_mode & 0o777
+                                 if path.stat().st_mode & 0o777 in (0o644, 0o755) else 0o644))
+        tests = _tb_tests(folder, root)
+        if not tests:
+            click.echo(f"skipped {folder.name}: no tests", err=True)
+            continue
+        fixture = Fixture(name=f"tb-{folder.name}", entries=entries, tar=pack(entries))
+        step = shell(f"bash <<'AGENTGYM_SOLUTION'\n{solution}\nAGENTGYM_SOLUTION")
+        spec = TaskSpec("terminal_bench", f"terminal-bench:{folder.name}", instruction, [step], check_state=False,
+                        tests=tests)
+        tasks += _realize_all([(f"tb-{folder.name}", spec)], fixture, backend, split, strict)
+    return tasks
+
+
+def _write(tasks: list[Task], out: Path) -> None:
+    from agentgym.tasks import save_tasks
+
+    count = save_tasks(tasks, out)
+    click.echo(f"wrote {count} tasks to {out}")
+
+
+@click.command("intercode-bash")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--fs", "tree", type=click.Path(exists=True, path_type=Path), required=True,
+              help="The file tree the tasks assume: a folder or a tar archive (such as nl2bash_fs_1_tree.tar.gz).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--root", default="/testbed", show_default=True, help="Absolute folder the gold commands use.")
+@click.option("--backend", default="auto", show_default=True, type=click.Choice(["auto", "docker", "local"]))
+@click.option("--split", default="test", show_default=True)
+@click.option("--strict", is_flag=True, help="Fail on a gold command that cannot run instead of skipping it.")
+def intercode_command(source: Path, tree: Path, out: Path, root: str, backend: str, split: str, strict: bool) -> None:
+    """Import InterCode-Bash tasks: gold commands run on a fresh copy of the tree give the expected state and output.
+
+    Example: agentgym tasks import intercode-bash nl2bash_fs_1.json --fs nl2bash_fs_1_tree.tar.gz --out ic.jsonl
+    """
+    _write(import_intercode(source, tree, root=root, backend=backend, split=split, strict=strict), out)
+
+
+@click.command("terminal-bench")
+@click.argument("source", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--root", default="/app", show_default=True, help="Absolute folder the tasks work in.")
+@click.option("--backend", default="auto", show_default=True, type=click.Choice(["auto", "docker", "local"]))
+@click.option("--split", default="test", show_default=True)
+@click.option("--strict", is_flag=True, help="Fail on a task whose solution does not pass its tests.")
+def terminal_bench_command(source: Path, out: Path, root: str, backend: str, split: str, strict: bool) -> None:
+    """Import Terminal-Bench task folders (task.yaml, solution.sh, tests/, files); each solution must pass its tests.
+
+    Example: agentgym tasks import terminal-bench ./terminal-bench/tasks --out tb.jsonl
+    """
+    _write(import_terminal_bench(source, root=root, backend=backend, split=split, strict=strict), out)
