@@ -1,0 +1,129 @@
+"""The real HTTP server on a local port, with the FHIR client (and raw HTTP) against it."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentgym_fhir.client import FhirClient
+from agentgym_fhir.errors import FhirError
+from agentgym_fhir.server import FhirHTTPServer, make_server
+from agentgym_fhir.store import FhirStore
+
+
+@pytest.fixture()
+def server(known: FhirStore) -> Iterator[FhirHTTPServer]:
+    http = make_server(known, "127.0.0.1", 0)
+    http.start_background()
+    yield http
+    http.shutdown()
+    http.server_close()
+
+
+def _raw(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=body, method=method,
+                                     headers={"Content-Type": "application/fhir+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_metadata_read_and_search(server: FhirHTTPServer) -> None:
+    client = FhirClient(server.url)
+    capabilities = client.capabilities()
+    assert capabilities["resourceType"] == "CapabilityStatement" and capabilities["fhirVersion"] == "4.0.1"
+    observation = next(r for r in capabilities["rest"][0]["resource"] if r["type"] == "Observation")
+    assert {"name": "code", "type": "token"} in observation["searchParam"]
+    assert client.read("Patient", "p1")["name"][0]["family"] == "Smith"
+    result = client.search("Observation", {"patient": "p1", "code": "http://loinc.org|2823-3",
+                                           "date": ["ge2021", "le2022-12-31"]})
+    assert sorted(e["id"] for e in result.entries) == ["k2021", "k2022"] and result.total == 2
+
+
+def test_paging_follows_next_links(server: FhirHTTPServer) -> None:
+    status, bundle = _raw(f"{server.url}/Observation?code=2823-3&_count=3&_sort=date")
+    assert status == 200 and bundle["type"] == "searchset" and bundle["total"] == 4
+    next_url = next(link["url"] for link in bundle["link"] if link["relation"] == "next")
+    assert next_url.startswith(server.url + "/Observation?") and "_offset=3" in next_url
+    status, page2 = _raw(next_url)
+    assert [e["resource"]["id"] for e in page2["entry"]] == ["k2022"]
+    assert not any(link["relation"] == "next" for link in page2["link"])
+    client = FhirClient(server.url)
+    assert [r["id"] for r in client.search_all("Observation", {"code": "2823-3", "_count": "1", "_sort": "date"})] \
+        == ["k2020", "k2021", "kp2", "k2022"]
+
+
+def test_include_over_http(server: FhirHTTPServer) -> None:
+    result = FhirClient(server.url).search("Observation", {"_id": "a1c", "_include": "Observation:patient"})
+    assert [r["id"] for r in result.entries] == ["a1c"] and [r["id"] for r in result.included] == ["p1"]
+
+
+def test_create_and_update(server: FhirHTTPServer, known: FhirStore) -> None:
+    client = FhirClient(server.url)
+    created = client.create_resource({"resourceType": "Observation", "status": "final", "code": {"text": "note"},
+                                      "subject": {"reference": "Patient/p2"}})
+    assert created["id"] and created["meta"]["versionId"] == "1"
+    assert known.read("Observation", created["id"])["code"]["text"] == "note"
+    updated = client.update_resource({**created, "status": "amended"})
+    assert updated["meta"]["versionId"] == "2" and client.read("Observation", created["id"])["status"] == "amended"
+    status, body = _raw(f"{server.url}/Observation", "POST", json.dumps(
+        {"resourceType": "Observation", "status": "final", "code": {"text": "x"}}).encode())
+    assert status == 201 and body["resourceType"] == "Observation"
+
+
+def test_errors_are_operation_outcomes_with_status(server: FhirHTTPServer) -> None:
+    cases = [
+        (f"{server.url}/Observation?colour=red", "GET", None, 400, "unknown search parameter"),
+        (f"{server.url}/Patient/nobody", "GET", None, 404, "not found"),
+        (f"{server.url}/nothing-here", "GET", None, 404, "no such endpoint"),
+        (f"{server.url}/Patient/p1", "DELETE", None, 405, "not supported"),
+        (f"{server.url}/Observation", "POST", b"{not json", 400, "not valid JSON"),
+        (f"{server.url}/Observation", "POST", json.dumps({"resourceType": "Observation", "status": "final"}).encode(),
+         422, "Observation.code"),
+        (f"{server.url}/Patient", "POST", json.dumps({"resourceType": "Observation"}).encode(), 400, "does not match"),
+    ]
+    for url, method, body, status, fragment in cases:
+        got_status, outcome = _raw(url, method, body)
+        assert got_status == status, (url, outcome)
+        assert outcome["resourceType"] == "OperationOutcome" and fragment in outcome["issue"][0]["diagnostics"]
+
+
+def test_count_cap_is_said_in_the_bundle(server: FhirHTTPServer) -> None:
+    status, bundle = _raw(f"{server.url}/Observation?_count=1000000000")
+    assert status == 200
+    outcome = [e for e in bundle["entry"] if e["search"]["mode"] == "outcome"]
+    assert outcome and "limit" in outcome[0]["resource"]["issue"][0]["diagnostics"]
+
+
+def test_client_raises_fhir_errors(server: FhirHTTPServer) -> None:
+    client = FhirClient(server.url)
+    with pytest.raises(FhirError) as caught:
+        client.search("Observation", {"colour": "red"})
+    assert caught.value.status == 400 and "colour" in caught.value.message
+    with pytest.raises(FhirError) as missing:
+        client.read("Patient", "nobody")
+    assert missing.value.status == 404
+    with pytest.raises(FhirError, match="cannot reach"):
+        FhirClient("http://127.0.0.1:1/fhir", timeout=2).read("Patient", "p1")
+
+
+def test_ephemeral_server_keeps_the_file(known: FhirStore, tmp_path: Path) -> None:
+    with known.episode() as episode:
+        http = make_server(episode, "127.0.0.1", 0, base_path="/")
+        http.start_background()
+        try:
+            client = FhirClient(http.url)
+            created = client.create_resource({"resourceType": "Observation", "status": "final", "code": {"text": "n"}})
+            assert client.read("Observation", created["id"])
+        finally:
+            http.shutdown()
+            http.server_close()
+    with pytest.raises(FhirError):
+        known.read("Observation", created["id"])
