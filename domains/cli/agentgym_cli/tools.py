@@ -21,11 +21,13 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def clean_text(text: str) -> str:
-    """Replace control characters and undecodable bytes so binary output stays readable and valid text."""
+    """Make command output safe to show: mostly-binary output is summarised, stray control bytes become '?'."""
     replaced = text.count("\ufffd")
     cleaned, controls = _CONTROL.subn("?", text)
-    if replaced + controls > 16:
-        return cleaned + f"\n[binary output: {replaced + controls} non-text bytes shown as '?' or '\ufffd']"
+    odd = replaced + controls
+    if odd > 16 and odd > len(text) // 10:
+        return (f"[binary output: {len(text)} characters, {odd} of them not text, not shown; "
+                "inspect it with od -c, xxd, file or wc]")
     return cleaned
 
 
@@ -67,11 +69,17 @@ def run_shell(state: Workspace, command: str) -> str:
         raise ToolError(f"the sandbox could not run the command: {error}") from None
     state.commands += 1
     state.last_output = result.stdout
-    parts = [clean_text(result.stdout)] if result.stdout else []
+    parts = []
+    # Notes first: a long output is cut at the end, and the agent must still learn that the command was stopped.
+    if result.timed_out:
+        parts.append(f"[timed out after {state.command_timeout:g} s: the command was killed; the working "
+                     "directory and exported variables were kept]")
+    if result.truncated:
+        parts.append("[the output was too long and was cut; pipe it through head, tail or grep]")
+    if result.stdout:
+        parts.append(clean_text(result.stdout))
     if result.stderr:
         parts.append("[stderr]\n" + clean_text(result.stderr))
-    if result.truncated:
-        parts.append("[output was cut: only the first part was kept; pipe it through head, tail or grep]")
     if result.exit_code != 0:
         parts.append(f"[exit code {result.exit_code}]")
     return "\n".join(part.rstrip("\n") for part in parts) if parts else "(no output)"

@@ -1,0 +1,96 @@
+"""Importers: InterCode-Bash (the shared sample) and Terminal-Bench (a tiny task folder written by the test)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from agentgym.agents import OracleAgent
+from agentgym.cli import main
+from agentgym.rollout import run_episode
+from agentgym.tasks import load_tasks
+
+SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "samples" / "intercode_bash"
+
+
+def _oracle_rewards(env: Any, tasks: list[Any]) -> dict[str, float]:
+    return {task.id: run_episode(env, OracleAgent(), seed=0, task_id=task.id).reward for task in tasks}
+
+
+def test_intercode_bash_import_runs_gold_commands_and_the_oracle_replays_them(tmp_path: Path, backend: str,
+                                                                              make_cli_env: Any) -> None:
+    source, tree = SAMPLES / "nl2bash_fs_1_sample.json", SAMPLES / "nl2bash_fs_1_tree.tar.gz"
+    if not source.exists():
+        pytest.skip(f"the InterCode sample is not at {SAMPLES}")
+    out = tmp_path / "ic.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "intercode-bash", str(source), "--fs", str(tree),
+                                       "--out", str(out), "--backend", backend], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    tasks = load_tasks(out)
+    assert len(tasks) == 10 and {task.family for task in tasks} == {"intercode_bash"}
+    counting = tasks[0]
+    assert "/testbed" not in counting.solution[0]["arguments"]["command"]
+    assert counting.answer.strip() == "46"  # `find /testbed | wc -l` on the sample tree
+    changed = [task for task in tasks if task.verifier.params["expected"]]
+    assert changed, "some gold commands write files: their expected state is recorded"
+    env = make_cli_env(tasks=tasks)
+    assert set(_oracle_rewards(env, tasks).values()) == {1.0}
+    # Doing the right thing by another command scores too; a wrong count does not.
+    env.reset(options={"task_id": counting.id})
+    env.step({"name": "run_shell", "arguments": {"command": "find testbed -print | wc -l"}})
+    assert env.step({"name": "submit", "arguments": {}})[1] == 1.0
+    env.reset(options={"task_id": counting.id})
+    assert env.step({"name": "submit", "arguments": {"answer": "45"}})[1] == 0.0
+
+
+def _write_terminal_bench(root: Path) -> None:
+    good = root / "greet-names"
+    (good / "tests").mkdir(parents=True)
+    (good / "task.yaml").write_text(textwrap.dedent("""\
+        instruction: |
+          Read the names in /app/names.txt and write one line "Hello, NAME!" per name,
+          in the same order, to /app/greetings.txt.
+        difficulty: easy
+        """))
+    (good / "names.txt").write_text("Ada\nGrace\nLinus\n")
+    (good / "Dockerfile").write_text("FROM agentgym-sandbox\nWORKDIR /app\nCOPY names.txt /app/names.txt\n")
+    (good / "solution.sh").write_text("#!/bin/bash\nset -e\nsed 's/.*/Hello, &!/' /app/names.txt > "
+                                      "/app/greetings.txt\nexit 0\n")
+    (good / "tests" / "test_outputs.py").write_text(textwrap.dedent("""\
+        from pathlib import Path
+
+        def test_greetings():
+            lines = Path("/app/greetings.txt").read_text().splitlines()
+            assert lines == ["Hello, Ada!", "Hello, Grace!", "Hello, Linus!"]
+        """))
+    broken = root / "broken-solution"
+    (broken / "tests").mkdir(parents=True)
+    (broken / "task.yaml").write_text("instruction: Create /app/x.txt containing 42.\n")
+    (broken / "solution.sh").write_text("echo 41 > /app/x.txt\n")
+    (broken / "tests" / "test_x.py").write_text("def test_x():\n    assert open('/app/x.txt').read().strip() == '42'\n")
+
+
+def test_terminal_bench_import_keeps_tasks_whose_solution_passes_hidden_tests(tmp_path: Path, backend: str,
+                                                                             make_cli_env: Any) -> None:
+    _write_terminal_bench(tmp_path / "tb")
+    out = tmp_path / "tb.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "terminal-bench", str(tmp_path / "tb"), "--out", str(out),
+                                       "--backend", backend], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "skipped tb-broken-solution" in result.output
+    tasks = load_tasks(out)
+    assert [task.id for task in tasks] == ["tb-greet-names"]
+    task = tasks[0]
+    assert "/app" not in task.prompt and "names.txt" in task.prompt
+    assert "test_greetings" not in task.prompt and "solution" not in task.prompt
+    env = make_cli_env(tasks=tasks)
+    assert _oracle_rewards(env, tasks) == {"tb-greet-names": 1.0}
+    env.reset(options={"task_id": task.id})
+    observation = env.step({"name": "run_shell", "arguments": {"command": "ls -A"}})[0]
+    assert observation.split() == ["names.txt"]
+    _, reward, _, _, info = env.step({"name": "submit", "arguments": {}})
+    assert reward == 0.0 and info["reward_breakdown"]["verifier/tests"] == 0.0
