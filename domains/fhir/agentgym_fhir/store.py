@@ -449,7 +449,8 @@ def _sort_key(resource_type: str, item: str) -> tuple[str, list[Any], bool]:
     table, column = {TOKEN: ("tok", "code"), STRING: ("str", "value"), DATE: ("dt", "lo" if not descending else "hi"),
                      QUANTITY: ("qty", "value")}[param.kind]
     aggregate = "max" if descending else "min"
-    return (f"(SELECT {aggregate}(x.{column}) FROM {{s}}.{table} x WHERE x.rid = r.rid AND x.pid = ?)",
+    return (f"(SELECT {aggregate}(x.{column}) FROM {{s}}.{table} x INDEXED BY {table}_rid "
+            "WHERE x.rid = r.rid AND x.pid = ?)",
             [param.pid], descending)
 
 
@@ -510,20 +511,27 @@ class _View:
         candidates = [c for c in plan.conditions if c.table is not None and not c.negated]
         if candidates:
             driver = min(candidates, key=lambda c: c.rank)
+        source = f"{schema}.resources r"
+        driver_args: list[Any] = []
         for condition in plan.conditions:
             if condition.table is None:
                 where.append(condition.sql)
+                args += condition.args
             elif condition is driver:
-                where.append(f"r.rid IN (SELECT x.rid FROM {schema}.{condition.table} x WHERE {condition.sql})")
+                # The most selective index drives the query: its matching rows are read first and the
+                # resources looked up by row id (CROSS JOIN keeps SQLite from reordering this).
+                source = (f"(SELECT DISTINCT x.rid AS rid FROM {schema}.{condition.table} x WHERE {condition.sql}) d "
+                          f"CROSS JOIN {schema}.resources r ON r.rid = d.rid")
+                driver_args = condition.args
             else:
                 not_ = "NOT " if condition.negated else ""
-                where.append(f"{not_}EXISTS (SELECT 1 FROM {schema}.{condition.table} x "
-                             f"WHERE x.rid = r.rid AND {condition.sql})")
-            args += condition.args
+                where.append(f"{not_}EXISTS (SELECT 1 FROM {schema}.{condition.table} x INDEXED BY "
+                             f"{condition.table}_rid WHERE x.rid = r.rid AND {condition.sql})")
+                args += condition.args
         if schema == "main" and self.overlay:
             where.append("NOT EXISTS (SELECT 1 FROM temp.resources o WHERE o.type = r.type AND o.id = r.id)")
-        sql = f"SELECT {columns} FROM {schema}.resources r WHERE " + " AND ".join(where)
-        return sql, args
+        sql = f"SELECT {columns} FROM {source} WHERE " + " AND ".join(where)
+        return sql, driver_args + args
 
     def _matches(self, plan: _Plan, limit: int, offset: int) -> list[str]:
         schemas = ["main", "temp"] if self.overlay else ["main"]
@@ -882,6 +890,7 @@ class FhirStore:
                 if defer_indexes:
                     for statement in _INDEXES.format(s="main").strip().splitlines():
                         connection.execute(statement)
+                    connection.execute("ANALYZE main")
                 connection.execute("COMMIT")
             except BaseException:
                 if connection.in_transaction:
