@@ -128,3 +128,12 @@ def get_pool(size: int = 4, **create_kwargs: Any) -> SandboxPool:
         if pool is None or pool._closed:
             pool = _pools[key] = SandboxPool(size, **create_kwargs)
         return pool
+
+
+def close_pools() -> None:
+    """Close every pool ``get_pool`` made (they otherwise live until interpreter exit)."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        pool.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentgym.sandbox import Sandbox
+from agentgym.sandbox import Sandbox, close_pools
 from agentgym.sandbox.backends import docker_problem
 
 SESSION_START = time.time()
@@ -61,8 +61,10 @@ def no_container_left_behind() -> Iterator[None]:
 
     A container counts as left behind if it was made by this process, or made during the session by a process
     that has since exited (a CLI subprocess, say); other live processes' containers are theirs to clean up.
+    The process-wide pools of ``get_pool`` live until interpreter exit by design, so they are closed first.
     """
     yield
+    close_pools()
     import docker.errors
     import requests.exceptions
 
