@@ -11,6 +11,7 @@ import pytest
 
 from agentgym_sql.data import DATABASES, ensure_duckdb, ensure_sqlite
 from agentgym_sql.data.build import cache_dir
+from agentgym_sql.data.engines import DUCKDB_CONFIG
 
 
 def table_digest(path: Path) -> str:
@@ -82,7 +83,7 @@ def test_largest_database_has_a_million_rows_and_is_cached() -> None:
 def test_duckdb_holds_the_same_rows_as_sqlite() -> None:
     spec = DATABASES["retail"]
     lite = sqlite3.connect(f"file:{ensure_sqlite(spec)}?mode=ro", uri=True)
-    duck = duckdb.connect(str(ensure_duckdb(spec)), read_only=True)
+    duck = duckdb.connect(str(ensure_duckdb(spec)), read_only=True, config=dict(DUCKDB_CONFIG))
     for table in spec.tables:
         assert lite.execute(f"SELECT COUNT(*) FROM {table.name}").fetchone() == \
             duck.execute(f"SELECT COUNT(*) FROM {table.name}").fetchone()

@@ -8,6 +8,7 @@ engines on `close`; the last env to release one closes it.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Sequence
@@ -53,6 +54,12 @@ def _reader_dsn(admin_dsn: str, password: str = READER_ROLE) -> str:
     return make_conninfo(**{k: str(v) for k, v in parts.items() if v is not None})
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse(sql: str, dialect: str) -> exp.Expression:
+    """sqlglot's tree of `sql` (cached: agents often run a query, then submit the same text). Do not mutate."""
+    return sqlglot.parse_one(sql, read=dialect)
+
+
 class SqlEnv(ToolEnv):
     """Text-to-SQL over generated (or imported) databases, rewarded by execution accuracy.
 
@@ -81,7 +88,7 @@ class SqlEnv(ToolEnv):
         kwargs.setdefault("system_prompt", SYSTEM_PROMPT.format(engine=ENGINE_NAMES[backend]))
         task_set = TaskSet.coerce(default_tasks(seed, db_seed) if tasks is None else tasks)
         if backend != "sqlite":
-            task_set = TaskSet(for_backend(task, backend) for task in task_set)
+            task_set = _backend_task_set(task_set, backend)
         super().__init__(task_set, TOOLS, **kwargs)
         self._held: dict[str, tuple[tuple[str, str, int], Engine]] = {}
         self._schemas: dict[str, dict[str, set[str]]] = {}
@@ -174,7 +181,7 @@ class SqlEnv(ToolEnv):
             return {}
         signals = {"parses": 0.0, "names_exist": 0.0}
         try:
-            tree = sqlglot.parse_one(sql, read=self.backend)
+            tree = _parse(sql, self.backend)
             signals["parses"] = 1.0
             signals["names_exist"] = float(self._names_exist(tree, state))
         except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError):
@@ -198,6 +205,18 @@ class SqlEnv(ToolEnv):
         aliases |= {column.lower() for cte in tree.find_all(exp.CTE) for column in cte.named_selects}
         return all(column.name.lower() in known or column.name.lower() in aliases or column.name == "*"
                    for column in tree.find_all(exp.Column) if column.name)
+
+
+_backend_task_sets: dict[tuple[int, str], tuple[TaskSet, TaskSet]] = {}
+
+
+def _backend_task_set(task_set: TaskSet, backend: str) -> TaskSet:
+    """The task set rewritten for `backend`, shared by every env made from the same task set."""
+    key = (id(task_set), backend)
+    cached = _backend_task_sets.get(key)
+    if cached is None or cached[0] is not task_set:
+        cached = _backend_task_sets[key] = (task_set, TaskSet(for_backend(task, backend) for task in task_set))
+    return cached[1]
 
 
 def for_backend(task: Task, backend: str) -> Task:

@@ -200,7 +200,7 @@ class SqliteEngine(Engine):
         self._connection.set_authorizer(_sqlite_authorizer)
         self._connection.text_factory = lambda data: data.decode("utf-8", "replace")
         self._deadline = float("inf")
-        self._connection.set_progress_handler(self._check_deadline, 2000)
+        self._connection.set_progress_handler(self._check_deadline, 20000)  # ~1 ms of VM work per check
         self._describe_cache: dict[str, TableInfo] = {}
 
     def _check_deadline(self) -> int:
@@ -264,6 +264,9 @@ def _sqlite_message(error: Exception) -> str:
 
 
 # --------------------------------------------------------------------------------------------------- DuckDB
+# DuckDB refuses a second connection to a file with a different configuration: open others with this one.
+DUCKDB_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions": False,
+                 "autoload_known_extensions": False, "lock_configuration": True, "threads": 2}
 _duckdb_lock = threading.Lock()
 _duckdb_databases: dict[str, Any] = {}
 
@@ -276,11 +279,47 @@ def _duckdb_database(path: Path) -> Any:
     with _duckdb_lock:
         database = _duckdb_databases.get(key)
         if database is None:
-            database = duckdb.connect(key, read_only=True, config={
-                "enable_external_access": False, "autoinstall_known_extensions": False,
-                "autoload_known_extensions": False, "lock_configuration": True, "threads": 2})
+            database = duckdb.connect(key, read_only=True, config=dict(DUCKDB_CONFIG))
             _duckdb_databases[key] = database
         return database
+
+
+class _Watchdog:
+    """One daemon thread that interrupts DuckDB queries past their deadline (cheaper than a Timer per query)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._deadlines: dict[int, tuple[float, Any]] = {}
+        self._next = 0
+        self._thread: threading.Thread | None = None
+
+    def arm(self, seconds: float, interrupt: Any) -> int:
+        with self._lock:
+            self._next += 1
+            self._deadlines[self._next] = (time.monotonic() + seconds, interrupt)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="agentgym-sql-watchdog", daemon=True)
+                self._thread.start()
+            self._lock.notify()
+            return self._next
+
+    def disarm(self, ticket: int) -> None:
+        with self._lock:
+            self._deadlines.pop(ticket, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                for ticket, (deadline, interrupt) in list(self._deadlines.items()):
+                    if deadline <= now:
+                        del self._deadlines[ticket]
+                        interrupt()
+                soonest = min((d for d, _ in self._deadlines.values()), default=now + 60)
+                self._lock.wait(timeout=max(0.001, soonest - now))
+
+
+_watchdog = _Watchdog()
 
 
 class DuckdbEngine(Engine):
@@ -301,9 +340,7 @@ class DuckdbEngine(Engine):
 
         text = check_query(sql)
         limit = self.timeout_s if timeout_s is None else timeout_s
-        timer = threading.Timer(limit, self._cursor.interrupt)
-        timer.daemon = True
-        timer.start()
+        ticket = _watchdog.arm(limit, self._cursor.interrupt)
         try:
             self._cursor.execute(text)
             columns = [d[0] for d in self._cursor.description or ()]
@@ -318,7 +355,7 @@ class DuckdbEngine(Engine):
                 message += ". The database is read-only: only SELECT queries run here."
             raise SqlError(f"DuckDB error: {message}") from None
         finally:
-            timer.cancel()
+            _watchdog.disarm(ticket)
         return QueryResult(columns, rows, total)
 
     def tables(self) -> list[str]:
