@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -241,49 +243,42 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
             names.setdefault(name, target)
         accepted.append(candidate)
 
-    prepared = []
     now = now_instant()
-    for number, candidate in enumerate(accepted, start=1):
-        resource = candidate.resource
-        label = f"{resource['resourceType']}/{resource['id']}"
-        dangling: list[tuple[str, str]] = []
+    jobs = [(c.resource, c.source) for c in accepted]
+    checked: list[_Checked] = []
+    global _NAMES
+    _NAMES = names
+    try:
+        workers = min(4, os.cpu_count() or 1)
+        if workers > 1 and len(jobs) >= 4000:
+            import multiprocessing
 
-        def resolve(reference: str, path: str) -> str | None:
-            if reference.startswith("#"):
-                return None
-            if reference in names:
-                return names[reference]
-            target = reference_target(reference) if not reference.startswith("urn:") and "?" not in reference else None
-            if target is not None and (target in names or _exists(store, target)):
-                return target
-            dangling.append((path, reference))
-            return None
-
-        rewritten = _rewrite(resource, resource["resourceType"], resolve)
-        for path, reference in dangling:
-            report.issues.append(ImportIssue(candidate.source, label, path,
+            # Validation dominates import time; worker processes (forked, so they share the name map)
+            # check chunks in parallel and hand back rows ready to insert, in order.
+            chunks = [jobs[i:i + 500] for i in range(0, len(jobs), 500)]
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for number, part in enumerate(pool.imap(partial(_check_chunk, validate=validate, now=now), chunks), 1):
+                    checked.extend(part)
+                    if progress:
+                        progress("checking", min(len(jobs), number * 500), len(jobs))
+        else:
+            checked = _check_chunk(jobs, validate=validate, now=now)
+    finally:
+        _NAMES = {}
+    prepared = []
+    for item in checked:
+        for path, reference, target in item.unresolved:
+            if target is not None and _exists(store, target):
+                continue
+            report.issues.append(ImportIssue(item.source, item.label, path,
                                              f"reference {reference!r} points to nothing in this import or the "
                                              "store; kept as written", "warning"))
-        if validate:
-            try:
-                validate_resource(rewritten)
-            except FhirError as error:
-                report.issues.append(ImportIssue(candidate.source, label, ", ".join(error.expression) or None,
-                                                 error.message))
-                continue
-        meta = dict(rewritten.get("meta") or {})
-        meta.setdefault("versionId", "1")
-        meta.setdefault("lastUpdated", now)
-        rewritten = {"resourceType": rewritten["resourceType"], "id": str(rewritten["id"]), "meta": meta,
-                     **{k: v for k, v in rewritten.items() if k not in ("resourceType", "id", "meta")}}
-        try:
-            prepared.append(prepare(rewritten))
-        except (ValueError, TypeError) as error:
-            report.issues.append(ImportIssue(candidate.source, label, None, f"cannot index: {error}"))
+        if item.error is not None:
+            report.issues.append(ImportIssue(item.source, item.label, item.error[0], item.error[1]))
             continue
-        report.by_type[rewritten["resourceType"]] += 1
-        if progress and number % 1000 == 0:
-            progress("checking", number, len(accepted))
+        assert item.prepared is not None
+        prepared.append(item.prepared)
+        report.by_type[item.prepared[0]] += 1
     empty = store.count() == 0
     with store.bulk_writer(defer_indexes=empty and len(prepared) > 5000) as writer:
         writer.check_existing = not empty
@@ -293,6 +288,58 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
                 progress("writing", number, len(prepared))
     report.imported = len(prepared)
     return report
+
+
+_NAMES: dict[str, str] = {}
+
+
+@dataclass
+class _Checked:
+    source: str
+    label: str
+    prepared: Any = None
+    error: tuple[str | None, str] | None = None
+    unresolved: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+
+def _check_chunk(jobs: list[tuple[dict[str, Any], str]], *, validate: bool, now: str) -> list[_Checked]:
+    """Resolve references, validate and prepare store rows for a batch of resources (runs in workers)."""
+    names = _NAMES
+    results = []
+    for resource, source in jobs:
+        label = f"{resource['resourceType']}/{resource['id']}"
+        item = _Checked(source, label)
+
+        def resolve(reference: str, path: str) -> str | None:
+            if reference.startswith("#"):
+                return None
+            if reference in names:
+                return names[reference]
+            target = reference_target(reference) if not reference.startswith("urn:") and "?" not in reference else None
+            if target is not None and target in names:
+                return target
+            item.unresolved.append((path, reference, target))  # the caller checks the store for it
+            return target
+
+        rewritten = _rewrite(resource, resource["resourceType"], resolve)
+        if validate:
+            try:
+                validate_resource(rewritten)
+            except FhirError as error:
+                item.error = (", ".join(error.expression) or None, error.message)
+                results.append(item)
+                continue
+        meta = dict(rewritten.get("meta") or {})
+        meta.setdefault("versionId", "1")
+        meta.setdefault("lastUpdated", now)
+        rewritten = {"resourceType": rewritten["resourceType"], "id": str(rewritten["id"]), "meta": meta,
+                     **{k: v for k, v in rewritten.items() if k not in ("resourceType", "id", "meta")}}
+        try:
+            item.prepared = prepare(rewritten)
+        except (ValueError, TypeError) as error:
+            item.error = (None, f"cannot index: {error}")
+        results.append(item)
+    return results
 
 
 def _exists(store: FhirStore, target: str) -> bool:
