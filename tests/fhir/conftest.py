@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from agentgym_fhir.data.generate import generate_store
 from agentgym_fhir.store import FhirStore
 

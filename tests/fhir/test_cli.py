@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from agentgym_fhir.cli import fhir
 from agentgym_fhir.store import FhirStore
+from click.testing import CliRunner
 
 
 def test_help_has_examples() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from agentgym_fhir.data import cache_dir, default_store
 from agentgym_fhir.errors import FhirError
 

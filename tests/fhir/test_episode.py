@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.store import FhirStore
 
@@ -112,7 +111,7 @@ def test_many_concurrent_episodes(population: FhirStore) -> None:
                     assert episode.search("Observation", {"patient": patient, "_summary": "count"}).total is not None
                 after = episode.search("Observation", {"patient": patient, "_summary": "count"}).total
                 assert after == before + 3
-        except BaseException as error:  # collected and re-raised in the main thread
+        except BaseException as error:  # noqa: BLE001 (collected and re-raised in the main thread)
             errors.append(error)
 
     threads = [threading.Thread(target=work, args=(p,)) for p in patients for _ in range(2)]

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from agentgym_fhir.data.importers import import_files
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.store import FhirStore

@@ -4,7 +4,6 @@ counts and the errors a real server gives."""
 from __future__ import annotations
 
 import pytest
-
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.store import MAX_COUNT, FhirStore
 

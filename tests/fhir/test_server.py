@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from agentgym_fhir.client import FhirClient
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.server import FhirHTTPServer, make_server

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from agentgym_fhir.errors import FhirError

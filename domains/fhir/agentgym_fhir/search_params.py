@@ -9,9 +9,10 @@ comparisons with prefixes work on.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
+from typing import Any
 
 TOKEN, STRING, DATE, REFERENCE, QUANTITY = "token", "string", "date", "reference", "quantity"
 

@@ -56,7 +56,7 @@ def _params(query: str) -> dict[str, str | list[str]]:
 class FhirRequestHandler(BaseHTTPRequestHandler):
     """Routes one HTTP request to the store; set up by `make_server`."""
 
-    server: "FhirHTTPServer"
+    server: FhirHTTPServer
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -110,7 +110,7 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
             self._error(error)
         except (BrokenPipeError, ConnectionResetError):
             raise
-        except Exception as error:  # the client must get an OperationOutcome, not a dropped connection
+        except Exception as error:  # noqa: BLE001 (the client must get an OperationOutcome, not a dropped connection
             self._error(FhirError(f"internal error: {type(error).__name__}: {error}", 500, "exception"))
 
     def _dispatch(self, method: str, segments: list[str], query: str) -> None:
@@ -162,16 +162,16 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
             raise FhirError(f"the body's resourceType {resource.get('resourceType')!r} does not match the URL's "
                             f"{resource_type!r}", 400, "invalid", ["resourceType"])
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_GET(self) -> None:
         self._handle("GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._handle("POST")
 
-    def do_PUT(self) -> None:  # noqa: N802
+    def do_PUT(self) -> None:
         self._handle("PUT")
 
-    def do_DELETE(self) -> None:  # noqa: N802
+    def do_DELETE(self) -> None:
         self._handle("DELETE")
 
 

@@ -17,16 +17,29 @@ import json
 import sqlite3
 import threading
 import uuid
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.search_params import (
-    COMMON_PARAMS, DATE, QUANTITY, REFERENCE, REGISTRY, RESULT_PARAMS, STRING, TOKEN, SearchParam,
-    extract_index_rows, normalize_string, params_for, parse_date_range, reference_target,
+    COMMON_PARAMS,
+    DATE,
+    QUANTITY,
+    REFERENCE,
+    REGISTRY,
+    RESULT_PARAMS,
+    STRING,
+    TOKEN,
+    SearchParam,
+    extract_index_rows,
+    normalize_string,
+    params_for,
+    parse_date_range,
+    reference_target,
 )
 from agentgym_fhir.validation import validate_resource
 
@@ -135,7 +148,7 @@ class SearchResult:
         return bundle
 
     @classmethod
-    def from_bundle(cls, resource_type: str, bundle: dict[str, Any]) -> "SearchResult":
+    def from_bundle(cls, resource_type: str, bundle: dict[str, Any]) -> SearchResult:
         """Read a searchset Bundle (from any FHIR server) back into a SearchResult; ``next_params`` is
         the query of the ``next`` link."""
         from urllib.parse import parse_qs, urlparse
@@ -449,9 +462,9 @@ def _sort_key(resource_type: str, item: str) -> tuple[str, list[Any], bool]:
     table, column = {TOKEN: ("tok", "code"), STRING: ("str", "value"), DATE: ("dt", "lo" if not descending else "hi"),
                      QUANTITY: ("qty", "value")}[param.kind]
     aggregate = "max" if descending else "min"
-    return (f"(SELECT {aggregate}(x.{column}) FROM {{s}}.{table} x INDEXED BY {table}_rid "
-            "WHERE x.rid = r.rid AND x.pid = ?)",
-            [param.pid], descending)
+    sql = (f"(SELECT {aggregate}(x.{column}) FROM {{s}}.{table} x INDEXED BY {table}_rid "
+           "WHERE x.rid = r.rid AND x.pid = ?)")
+    return sql, [param.pid], descending
 
 
 def _parse_include(value: str, resource_type: str, reverse: bool) -> tuple[str, str, str | None]:
@@ -644,7 +657,7 @@ class _Writer:
         """Insert or replace (same type and id) one resource; it must already carry meta."""
         self.put_prepared(prepare(resource, text))
 
-    def put_prepared(self, prepared: "PreparedResource") -> None:
+    def put_prepared(self, prepared: PreparedResource) -> None:
         """Insert or replace one resource whose JSON and index rows were computed by `prepare`."""
         resource_type, resource_id, version, last_updated, lu_ms, text, index_rows = prepared
         if self.check_existing:  # callers never put the same resource twice in one batch
@@ -720,7 +733,7 @@ class FhirStore:
 
     # -- opening
     @classmethod
-    def open(cls, path: str | Path, *, readonly: bool = False) -> "FhirStore":
+    def open(cls, path: str | Path, *, readonly: bool = False) -> FhirStore:
         """Open an existing store file.
 
         Raises:
@@ -739,7 +752,7 @@ class FhirStore:
         return store
 
     @classmethod
-    def create(cls, path: str | Path, *, overwrite: bool = False) -> "FhirStore":
+    def create(cls, path: str | Path, *, overwrite: bool = False) -> FhirStore:
         """Create an empty store file (and its folder).
 
         Raises:
@@ -798,7 +811,7 @@ class FhirStore:
         for connection in pool:
             connection.close()
 
-    def __enter__(self) -> "FhirStore":
+    def __enter__(self) -> FhirStore:  # noqa: PYI034 (subclasses are not expected)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -947,7 +960,7 @@ class FhirStore:
         return stored
 
     # -- episodes
-    def episode(self, *, now: str | None = None, id_prefix: str = "") -> "Episode":
+    def episode(self, *, now: str | None = None, id_prefix: str = "") -> Episode:
         """A private, writable copy-on-write view of this store (cheap: no copying happens).
 
         Args:
@@ -987,7 +1000,7 @@ class Episode:
         self._tables_ready = False
         self._closed = False
 
-    def __enter__(self) -> "Episode":
+    def __enter__(self) -> Episode:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:

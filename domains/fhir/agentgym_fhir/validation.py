@@ -7,7 +7,7 @@ required value sets, so the status codes of the common clinical resources are ch
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from agentgym_fhir.errors import FhirError
@@ -33,7 +33,7 @@ _INTENT_CODES = {"proposal", "plan", "directive", "order", "original-order", "re
                  "instance-order", "option"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _model(resource_type: str) -> Any:
     from fhir.resources.R4B import get_fhir_model_class
 
@@ -68,7 +68,7 @@ def validate_resource(resource: Any) -> None:
     problems: list[tuple[str, str]] = []
     try:
         model.model_validate(resource)
-    except Exception as error:  # pydantic.ValidationError, and fhir_core's own ValueErrors
+    except Exception as error:  # noqa: BLE001 (pydantic.ValidationError and fhir_core's own errors)
         errors = getattr(error, "errors", None)
         if callable(errors):
             for item in errors():
@@ -83,8 +83,8 @@ def validate_resource(resource: Any) -> None:
     intent = resource.get("intent")
     if resource_type in {"MedicationRequest", "ServiceRequest"} and isinstance(intent, str) \
             and intent not in _INTENT_CODES:
-        problems.append((f"{resource_type}.intent", f"{intent!r} is not a request intent; use one of "
-                         f"{', '.join(sorted(_INTENT_CODES))}"))
+        allowed_intents = ", ".join(sorted(_INTENT_CODES))
+        problems.append((f"{resource_type}.intent", f"{intent!r} is not a request intent; use one of {allowed_intents}"))
     if problems:
         detail = "; ".join(f"{path}: {message}" for path, message in problems[:10])
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""

@@ -18,7 +18,7 @@ def cache_dir() -> Path:
     return (Path(root) if root else Path.home() / ".cache" / "agentgym") / "fhir"
 
 
-def default_store(patients: int = DEFAULT_PATIENTS, seed: int = 0) -> "FhirStore":
+def default_store(patients: int = DEFAULT_PATIENTS, seed: int = 0) -> FhirStore:
     """The generated population the FHIR environment uses by default, built once and cached.
 
     The file is ``<cache_dir()>/population-<generator version>-p<patients>-s<seed>.sqlite``; it is

@@ -17,18 +17,36 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from agentgym_fhir.data.names import FAMILY, FEMALE_GIVEN, MALE_GIVEN, STREET_KINDS, STREETS, TOWNS
 from agentgym_fhir.vocab import (
-    ALLERGIES, CONDITIONS, CVX, DRUGS, ENCOUNTER_TYPES, ICD10CM, LOINC, MRN_SYSTEM, PANELS, PROCEDURES,
-    ROUTES, RXNORM, SNOMED, SPECIALTIES, UCUM, VACCINES,
+    ALLERGIES,
+    CONDITIONS,
+    CVX,
+    DRUGS,
+    ENCOUNTER_TYPES,
+    ICD10CM,
+    LOINC,
+    MRN_SYSTEM,
+    PANELS,
+    PROCEDURES,
+    ROUTES,
+    RXNORM,
+    SNOMED,
+    SPECIALTIES,
+    UCUM,
+    VACCINES,
 )
 from agentgym_fhir.vocab.conditions import (
-    ALLERGY_REACTIONS, ENCOUNTER_CLASS_DISPLAY, LAB_PROCEDURE_CATEGORY, REFERRAL,
+    ALLERGY_REACTIONS,
+    ENCOUNTER_CLASS_DISPLAY,
+    LAB_PROCEDURE_CATEGORY,
+    REFERRAL,
 )
 from agentgym_fhir.vocab.labs import ALL_MEASUREMENTS, ORGANISMS, PRESENCE, SMOKING_STATUS
 
@@ -203,7 +221,7 @@ class _Person:
 
 
 def _round(value: float, decimals: int) -> float | int:
-    return int(round(value)) if decimals == 0 else round(value, decimals)
+    return round(value) if decimals == 0 else round(value, decimals)
 
 
 def _quantity(value: float, unit: str) -> dict[str, Any]:
@@ -367,8 +385,8 @@ def _vitals(person: _Person, when: datetime, *, hr: float | None = None, rr: flo
     sbp = _sbp(person, when) + sbp_delta
     dbp = sbp * 0.62 + rng.gauss(0, 5)
     _observation(person, "85354-9", when, components=[
-        {"code": _concept(LOINC, "8480-6", "Systolic blood pressure"), "valueQuantity": _quantity(int(round(sbp)), "mm[Hg]")},
-        {"code": _concept(LOINC, "8462-4", "Diastolic blood pressure"), "valueQuantity": _quantity(int(round(dbp)), "mm[Hg]")},
+        {"code": _concept(LOINC, "8480-6", "Systolic blood pressure"), "valueQuantity": _quantity(round(sbp), "mm[Hg]")},
+        {"code": _concept(LOINC, "8462-4", "Diastolic blood pressure"), "valueQuantity": _quantity(round(dbp), "mm[Hg]")},
     ])
     base_hr = 88 if person.has("afib", when) else 72
     if person.on_any(("metoprolol", "carvedilol"), when):
@@ -1149,7 +1167,7 @@ def _prepared_chunks(patients: int, seed: int, workers: int) -> Iterator[tuple[i
 
 
 def generate_store(out: str | Path, patients: int, seed: int = 0, *, overwrite: bool = False,
-                   progress: bool = False, workers: int | None = None) -> "FhirStore":
+                   progress: bool = False, workers: int | None = None) -> FhirStore:
     """Generate a population into a new store file and return the store (opened read-only).
 
     Args:

@@ -15,10 +15,11 @@ import json
 import os
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.search_params import reference_target
@@ -310,7 +311,7 @@ def _check_chunk(jobs: list[tuple[dict[str, Any], str]], *, validate: bool, now:
         label = f"{resource['resourceType']}/{resource['id']}"
         item = _Checked(source, label)
 
-        def resolve(reference: str, path: str) -> str | None:
+        def resolve(reference: str, path: str, item: _Checked = item) -> str | None:
             if reference.startswith("#"):
                 return None
             if reference in names:

@@ -7,7 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym_fhir.vocab.conditions import (
-    ALLERGIES, CONDITIONS, ENCOUNTER_TYPES, PROCEDURES, SPECIALTIES, VACCINES, ConditionCode,
+    ALLERGIES,
+    CONDITIONS,
+    ENCOUNTER_TYPES,
+    PROCEDURES,
+    SPECIALTIES,
+    VACCINES,
+    ConditionCode,
 )
 from agentgym_fhir.vocab.drugs import CONTRAINDICATIONS, DRUGS, INTERACTIONS, ROUTES, Drug
 from agentgym_fhir.vocab.labs import ALL_MEASUREMENTS, LABS, PANELS, SCORES, VITALS, Measurement
@@ -87,7 +93,32 @@ def search(text: str, limit: int = 10) -> list[dict[str, Any]]:
     return found
 
 
-__all__ = ["ALLERGIES", "ALL_MEASUREMENTS", "CONDITIONS", "CONTRAINDICATIONS", "CVX", "ConditionCode", "DRUGS",
-           "Drug", "ENCOUNTER_TYPES", "ICD10CM", "INTERACTIONS", "LABS", "LOINC", "MRN_SYSTEM", "Measurement",
-           "PANELS", "PROCEDURES", "ROUTES", "RXNORM", "SCORES", "SNOMED", "SPECIALTIES", "UCUM", "VACCINES",
-           "VITALS", "lookup", "search"]
+__all__ = [
+    "ALLERGIES",
+    "ALL_MEASUREMENTS",
+    "CONDITIONS",
+    "CONTRAINDICATIONS",
+    "CVX",
+    "DRUGS",
+    "ENCOUNTER_TYPES",
+    "ICD10CM",
+    "INTERACTIONS",
+    "LABS",
+    "LOINC",
+    "MRN_SYSTEM",
+    "PANELS",
+    "PROCEDURES",
+    "ROUTES",
+    "RXNORM",
+    "SCORES",
+    "SNOMED",
+    "SPECIALTIES",
+    "UCUM",
+    "VACCINES",
+    "VITALS",
+    "ConditionCode",
+    "Drug",
+    "Measurement",
+    "lookup",
+    "search",
+]
