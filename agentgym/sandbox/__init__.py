@@ -13,4 +13,6 @@ See docs/sandbox.md.
 from agentgym.sandbox.base import ExecResult, Sandbox, SandboxError, close_all, make_tar
 from agentgym.sandbox.pool import SandboxPool, close_pools, get_pool
 
-__all__ = ["ExecResult", "Sandbox", "SandboxError", "SandboxPool", "close_all", "close_pools", "get_pool", "make_tar"]
+__all__ = [
+    "ExecResult", "Sandbox", "SandboxError", "SandboxPool", "close_all", "close_pools", "get_pool", "make_tar",
+]

@@ -156,8 +156,10 @@ class LocalSandbox(Sandbox):
         return PipeTransport(self.process)
 
     def _map_path(self, path: str) -> str:
-        if path == self.virtual_workdir or path.startswith(self.virtual_workdir + "/"):
-            return self.workdir + path[len(self.virtual_workdir):]
+        """Map the Docker layout's ``/work/...`` and ``/tmp/...`` onto this sandbox's own directories."""
+        for virtual, real in ((self.virtual_workdir, self.workdir), ("/tmp", str(self.tmpdir))):
+            if path == virtual or path.startswith(virtual + "/"):
+                return real + path[len(virtual):]
         return path
 
     def _kill_process(self) -> None:

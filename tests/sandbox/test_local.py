@@ -37,7 +37,8 @@ def test_shell_and_python_state_persist(local: Sandbox) -> None:
 
 
 def test_files_map_the_virtual_work_dir(local: Sandbox) -> None:
-    local.put_files({"/work/a.txt": "via /work", "b.txt": b"relative"})
+    local.put_files({"/work/a.txt": "via /work", "b.txt": b"relative", "/tmp/t.txt": "own tmp"})
+    assert local.run('cat "$TMPDIR/t.txt"').stdout == "own tmp"
     assert local.run("cat a.txt b.txt").stdout == "via /workrelative"
     assert local.get_file("/work/b.txt") == b"relative"
     assert (Path(local.workdir) / "a.txt").read_text() == "via /work"
@@ -119,3 +120,17 @@ def test_backend_is_chosen_by_environment_variable(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("AGENTGYM_SANDBOX", "podman")
     with pytest.raises(SandboxError, match="unknown sandbox backend 'podman'.*auto, docker, local"):
         Sandbox.create()
+
+
+def test_auto_falls_back_to_local_with_a_warning_when_no_daemon_answers(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    from agentgym.sandbox import backends
+
+    monkeypatch.delenv("AGENTGYM_SANDBOX", raising=False)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
+    monkeypatch.setattr(backends, "_auto_choice", {})
+    with caplog.at_level("WARNING"):
+        assert choose_backend("auto") == "local"
+    assert "weaker than Docker's" in caplog.text and "setup-docker.sh" in caplog.text
+    with pytest.raises(SandboxError, match="no Docker daemon answers.*setup-docker.sh"):
+        Sandbox.create(backend="docker")
