@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import resource as rusage
 import statistics
 import sys
 import tempfile
@@ -40,9 +42,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="agentgym-fhir-bench-") as tmp:
         folder = Path(tmp)
         path = folder / "population.sqlite"
+        load_before = os.getloadavg()[0]
+        cpu_before = _cpu_seconds()
         started = time.perf_counter()
         store = generate_store(path, args.patients, args.seed, workers=args.workers)
         generation_s = time.perf_counter() - started
+        generation_cpu_s = _cpu_seconds() - cpu_before
         total = store.count()
         per_patient = total / args.patients
         size_mb = path.stat().st_size / 1e6
@@ -84,18 +89,23 @@ def main() -> None:
         for resource_type, lines in files.items():
             (export / f"{resource_type}.ndjson").write_text("\n".join(lines) + "\n")
         store.close()
-        rates = {}
+        rates, cpu_rates = {}, {}
         for validate in (True, False):
             target = FhirStore.create(folder / f"import-{validate}.sqlite")
+            cpu_before = _cpu_seconds()
             begin = time.perf_counter()
             report = import_files(target, export, validate=validate)
             rates[validate] = report.imported / (time.perf_counter() - begin)
+            cpu_rates[validate] = report.imported / max(1e-9, _cpu_seconds() - cpu_before)
             target.close()
 
     scale = 1000 / args.patients
     figures = {
         "patients": args.patients,
+        "cpus": os.cpu_count(),
+        "load_average_at_start": round(load_before, 2),
         "generation_s": round(generation_s, 2),
+        "generation_cpu_s_all_processes": round(generation_cpu_s, 2),
         "generation_s_per_1000_patients": {"value": round(generation_s * scale, 2), "target": 60,
                                             "ok": generation_s * scale <= 60},
         "resources_per_patient": {"value": round(per_patient, 1), "target": 100, "ok": per_patient >= 100},
@@ -107,12 +117,20 @@ def main() -> None:
         "import_resources_per_s": {"value": round(rates[True]), "target": 2000, "ok": rates[True] >= 2000,
                                    "resources": exported, "validated": True},
         "import_resources_per_s_without_validation": round(rates[False]),
+        "import_resources_per_cpu_s": {"validated": round(cpu_rates[True]), "unvalidated": round(cpu_rates[False])},
         "store_mb_per_1000_patients": round(size_mb * scale, 1),
         "episode_open_median_ms": {"value": round(episode_ms, 4), "target": 20, "ok": episode_ms <= 20},
     }
     figures["ok"] = all(v["ok"] for v in figures.values() if isinstance(v, dict))
     json.dump(figures, sys.stdout)
     sys.stdout.write("\n")
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (generator and import workers)."""
+    own = rusage.getrusage(rusage.RUSAGE_SELF)
+    children = rusage.getrusage(rusage.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

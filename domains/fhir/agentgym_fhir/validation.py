@@ -44,6 +44,15 @@ def _model(resource_type: str) -> Any:
                         "Patient, Observation or MedicationRequest", 400, "not-supported") from error
 
 
+def model_for(resource_type: str) -> Any:
+    """The `fhir.resources` R4B model class of a resource type (built once, then cached).
+
+    Raises:
+        FhirError: the type is not a FHIR resource type.
+    """
+    return _model(resource_type)
+
+
 def _location(resource_type: str, loc: tuple[Any, ...]) -> str:
     path = resource_type
     for part in loc:

@@ -989,7 +989,7 @@ def generate_patient(seed: int, index: int, shared: Shared) -> list[dict[str, An
     age = min(95.0, max(19.0, rng.gauss(52, 18)))
     birth = REFERENCE_DATE - timedelta(days=int(age * YEAR_DAYS) + rng.randint(0, 364))
     birth = birth.replace(hour=0, minute=0, second=0)
-    years = rng.uniform(2, 6)
+    years = rng.uniform(1.5, 5)
     window_start = max(birth + timedelta(days=int(18 * YEAR_DAYS)),
                        REFERENCE_DATE - timedelta(days=int(years * YEAR_DAYS)))
     smoking = rng.choices(["never", "former", "current"], weights=[58, 26, 16])[0]

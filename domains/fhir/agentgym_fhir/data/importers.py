@@ -24,7 +24,7 @@ from typing import Any
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.search_params import reference_target
 from agentgym_fhir.store import FhirStore, now_instant, prepare
-from agentgym_fhir.validation import validate_resource
+from agentgym_fhir.validation import model_for, validate_resource
 
 SUFFIXES = (".json", ".json.gz", ".ndjson", ".ndjson.gz", ".jsonl", ".jsonl.gz")
 
@@ -253,6 +253,13 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
         workers = min(4, os.cpu_count() or 1)
         if workers > 1 and len(jobs) >= 4000:
             import multiprocessing
+
+            if validate:  # build each type's model once here, so the forked workers inherit it
+                for resource_type in {resource["resourceType"] for resource, _ in jobs}:
+                    try:
+                        model_for(resource_type)
+                    except FhirError:
+                        continue  # reported per resource by the workers
 
             # Validation dominates import time; worker processes (forked, so they share the name map)
             # check chunks in parallel and hand back rows ready to insert, in order.
