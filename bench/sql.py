@@ -15,10 +15,10 @@ import time
 
 import duckdb
 import gymnasium as gym
-
-import agentgym  # noqa: F401
 from agentgym_sql.data import DATABASES, ensure_duckdb, ensure_sqlite
 from agentgym_sql.data.engines import DUCKDB_CONFIG
+
+import agentgym  # noqa: F401
 
 QUERY = ("SELECT p.category, COUNT(*) AS lines, ROUND(AVG(p.unit_price), 2) AS mean_price "
          "FROM order_items AS i JOIN products AS p ON p.product_id = i.product_id "
@@ -38,10 +38,10 @@ def step_vs_raw(backend: str) -> dict[str, float]:
     spec = DATABASES["retail"]
     if backend == "sqlite":
         raw = sqlite3.connect(f"file:{ensure_sqlite(spec)}?mode=ro", uri=True)
-        run_raw = lambda: raw.execute(QUERY).fetchall()  # noqa: E731
+        run_raw = lambda: raw.execute(QUERY).fetchall()
     else:
         raw = duckdb.connect(str(ensure_duckdb(spec)), read_only=True, config=dict(DUCKDB_CONFIG))
-        run_raw = lambda: raw.execute(QUERY).fetchall()  # noqa: E731
+        run_raw = lambda: raw.execute(QUERY).fetchall()
     env = gym.make("SQL-v0", backend=backend, max_turns=10 * REPEATS)
     task = next(t for t in env.unwrapped.task_set if t.metadata["database"] == "retail")
     env.reset(options={"task_id": task.id})

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from agentgym_sql.data import DATABASES, ensure_duckdb, ensure_sqlite
 from agentgym_sql.data.build import cache_dir
 from agentgym_sql.data.engines import DUCKDB_CONFIG

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-
-import agentgym  # noqa: F401
 from agentgym_sql.data import DATABASES, ensure_duckdb, ensure_sqlite
 from agentgym_sql.data.engines import SqliteEngine, _sqlite_authorizer
+
+import agentgym  # noqa: F401
 
 HOSTILE = [
     "DROP TABLE {table}",

@@ -6,12 +6,12 @@ import collections
 
 import gymnasium as gym
 import pytest
+from agentgym_sql.data import DATABASES
+from agentgym_sql.tasks import FAMILIES, generate
 
 import agentgym  # noqa: F401
 from agentgym.agents import OracleAgent
 from agentgym.rollout import run_episode
-from agentgym_sql.data import DATABASES
-from agentgym_sql.tasks import FAMILIES, generate
 
 
 @pytest.fixture(scope="module")

@@ -101,8 +101,8 @@ def import_examples(root: Path, examples: Iterable[tuple[str, str, dict[str, Any
                 continue
             database = find_database(root, db_id)
             if database is None:
-                report.failures.append((example_id, f"database {db_id!r} not found under "
-                                                    f"{' or '.join(DATABASE_FOLDERS)}/{db_id}/{db_id}.sqlite"))
+                report.failures.append((example_id, (f"database {db_id!r} not found under "
+                                                    f"{' or '.join(DATABASE_FOLDERS)}/{db_id}/{db_id}.sqlite")))
                 continue
             engine = engines.get(database) or engines.setdefault(database, SqliteEngine(database, timeout_s))
             try:

@@ -166,7 +166,7 @@ def submit(state: SqlEpisode, sql: str) -> dict[str, str]:
 
 
 @tool(terminal=True)
-def submit_answer(state: SqlEpisode, value: str | int | float | list[str | int | float | None] | None) -> dict[str, Any]:
+def submit_answer(state: SqlEpisode, value: str | float | list[str | int | float | None] | None) -> dict[str, Any]:
     """Submit the answer itself (a number, a text, or a list of values) instead of a query. Ends the episode.
 
     Args:

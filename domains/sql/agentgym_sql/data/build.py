@@ -109,8 +109,7 @@ def ensure_duckdb(spec: DatabaseSpec, seed: int = 0, scale: int = 1) -> Path:
             for table in spec.tables:
                 csv_path = workdir / f"{table.name}.csv"
                 with open(csv_path, "w", encoding="utf-8") as out:
-                    for row in reader.execute(f"SELECT * FROM {table.name}"):
-                        out.write(",".join(_csv_field(v) for v in row) + "\n")
+                    out.writelines(",".join(_csv_field(v) for v in row) + "\n" for row in reader.execute(f"SELECT * FROM {table.name}"))
                 writer.execute(f"COPY {table.name} FROM '{csv_path}' (FORMAT csv, HEADER false, NULLSTR '\\N', "
                                "QUOTE '\"', ESCAPE '\"')")
                 csv_path.unlink()

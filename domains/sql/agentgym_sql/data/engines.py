@@ -58,7 +58,7 @@ class TableInfo:
     columns: list[ColumnInfo] = field(default_factory=list)
 
 
-_COMMENT = re.compile(r"^\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/)", re.S)
+_COMMENT = re.compile(r"^\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/)", re.DOTALL)
 
 
 def check_query(sql: object) -> str:

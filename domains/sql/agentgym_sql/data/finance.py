@@ -77,8 +77,8 @@ def build_rows(rng: random.Random, scale: int) -> Rows:
     count = TRANSACTIONS * scale
     # Drawn column by column (rng.choices is vectorised in C), which keeps a million rows to a few seconds.
     account_ids = rng.choices(range(1, 9001), k=count)
-    days = rng.choices(range(0, 731), k=count)
-    minutes = rng.choices(range(0, 1440), k=count)
+    days = rng.choices(range(731), k=count)
+    minutes = rng.choices(range(1440), k=count)
     cents = rng.choices(range(100, 50000), k=count)
     kinds = rng.choices(("card", "transfer", "deposit", "fee", "withdrawal"), (50, 20, 15, 5, 10), k=count)
     merchants = rng.choices(MERCHANTS + (None,) * 6, k=count)

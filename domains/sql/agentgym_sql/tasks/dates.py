@@ -51,18 +51,18 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             gold = f"SELECT COUNT(*) FROM {table.name} WHERE {date.name} >= '{start}' AND {date.name} < '{end}'"
             question = rng.choice((
                 f"How many {table.plural} have a {date.words} on or after {start} and before {end}?",
-                f"Between {start} (inclusive) and {end} (exclusive), how many {table.plural} are there by "
-                f"{date.words}?",
+                (f"Between {start} (inclusive) and {end} (exclusive), how many {table.plural} are there by "
+                f"{date.words}?"),
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="simple", answer_mode=rng.random() < 0.5))
         elif kind == "per_month":
             gold = (f"SELECT STRFTIME('%m', {date.name}) AS month, COUNT(*) FROM {table.name} WHERE "
                     f"STRFTIME('%Y', {date.name}) = '{year}' GROUP BY month ORDER BY month")
             question = rng.choice((
-                f"Break down the {table.plural} of {year} by month of {date.words}: two-digit month and count, "
-                "in month order.",
-                f"For each month of {year}, how many {table.plural} have their {date.words} in it? Return the "
-                "month as '01'..'12' and the count, ordered by month.",
+                (f"Break down the {table.plural} of {year} by month of {date.words}: two-digit month and count, "
+                "in month order."),
+                (f"For each month of {year}, how many {table.plural} have their {date.words} in it? Return the "
+                "month as '01'..'12' and the count, ordered by month."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="moderate"))
         elif len(dates) >= 2:
@@ -79,10 +79,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                          for dialect in ("duckdb", "postgres")}
             scope = f"{table.plural} with a {start_column.words} in {year}" if start_column is date else table.plural
             question = rng.choice((
-                f"On average, how many hours pass between the {start_column.words} and the {end_column.words} of "
-                f"{scope}? Ignore those without a {end_column.words}; round to 1 decimal.",
-                f"What is the mean time in hours from {start_column.words} to {end_column.words} for {scope} "
-                f"(only where the {end_column.words} is known), rounded to one decimal place?",
+                (f"On average, how many hours pass between the {start_column.words} and the {end_column.words} of "
+                f"{scope}? Ignore those without a {end_column.words}; round to 1 decimal."),
+                (f"What is the mean time in hours from {start_column.words} to {end_column.words} for {scope} "
+                f"(only where the {end_column.words} is known), rounded to one decimal place?"),
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="challenging", overrides=overrides,
                                 evidence="a day has 24 hours; dates without a time count from midnight"

@@ -34,10 +34,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             gold = (f"SELECT {group.name}, ROUND(AVG({measure.name}), 2) FROM {table.name}{where} "
                     f"GROUP BY {group.name} HAVING AVG({measure.name}) > {quote(cut)}")
             question = rng.choice((
-                f"For each {group.words} of {scope}, give the average {measure.words} (rounded to 2 decimals), "
-                f"keeping only those whose average exceeds {quote(cut)}.",
-                f"Which {group.words} values have an average {measure.words} above {quote(cut)} among {scope}? "
-                "Return each with its average rounded to 2 decimals.",
+                (f"For each {group.words} of {scope}, give the average {measure.words} (rounded to 2 decimals), "
+                f"keeping only those whose average exceeds {quote(cut)}."),
+                (f"Which {group.words} values have an average {measure.words} above {quote(cut)} among {scope}? "
+                "Return each with its average rounded to 2 decimals."),
             ))
         else:
             counts = sorted(row[0] for row in ctx.run(

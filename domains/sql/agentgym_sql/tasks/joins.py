@@ -55,17 +55,17 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         if counting:
             question = rng.choice((
                 f"How many different {reported.plural} are connected{link} to {filtered.plural} {condition.phrase}?",
-                f"Count the distinct {reported.plural} linked{link} to at least one {filtered.noun} "
-                f"{condition.phrase}.",
+                (f"Count the distinct {reported.plural} linked{link} to at least one {filtered.noun} "
+                f"{condition.phrase}."),
             ))
         else:
             question = rng.choice((
-                f"List the distinct {words} of {reported.plural} connected{link} to {filtered.plural} "
-                f"{condition.phrase}.",
-                f"Which {reported.plural} are linked{link} to a {filtered.noun} {condition.phrase}? "
-                f"Give their {words}, without repeats.",
-                f"Find every {reported.noun} that has{link} some {filtered.noun} {condition.phrase}; "
-                f"return the {words}.",
+                (f"List the distinct {words} of {reported.plural} connected{link} to {filtered.plural} "
+                f"{condition.phrase}."),
+                (f"Which {reported.plural} are linked{link} to a {filtered.noun} {condition.phrase}? "
+                f"Give their {words}, without repeats."),
+                (f"Find every {reported.noun} that has{link} some {filtered.noun} {condition.phrase}; "
+                f"return the {words}."),
             ))
         drafts.append(Draft(FAMILY, question, gold, match="set",
                             difficulty="moderate" if length == 1 else "challenging",

@@ -32,10 +32,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             gold = (f"SELECT {column.name} FROM {table.name} WHERE {condition.sql} AND {measure.name} > "
                     f"(SELECT AVG({measure.name}) FROM {table.name} WHERE {condition.sql})")
             question = rng.choice((
-                f"Among {table.plural} {condition.phrase}, which have a {measure.words} above the average "
-                f"{measure.words} of that group? Give their {words}.",
-                f"List the {words} of {table.plural} {condition.phrase} whose {measure.words} is higher than "
-                f"the group's mean {measure.words}.",
+                (f"Among {table.plural} {condition.phrase}, which have a {measure.words} above the average "
+                f"{measure.words} of that group? Give their {words}."),
+                (f"List the {words} of {table.plural} {condition.phrase} whose {measure.words} is higher than "
+                f"the group's mean {measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
                                 evidence=with_evidence(rng, condition)))
@@ -79,10 +79,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                     f"(SELECT {group.name}, MAX({measure.name}) AS top FROM {table.name} GROUP BY {group.name}) AS best "
                     f"ON t.{group.name} = best.{group.name} AND t.{measure.name} = best.top")
             question = rng.choice((
-                f"For each {group.words}, which {table.noun} has the highest {measure.words}? Show the "
-                f"{group.words}, the {words} and the {measure.words}; include ties.",
-                f"Find, per {group.words}, the {table.plural} whose {measure.words} equals the maximum within "
-                f"that {group.words} (all ties). Return {group.words}, {words}, {measure.words}.",
+                (f"For each {group.words}, which {table.noun} has the highest {measure.words}? Show the "
+                f"{group.words}, the {words} and the {measure.words}; include ties."),
+                (f"Find, per {group.words}, the {table.plural} whose {measure.words} equals the maximum within "
+                f"that {group.words} (all ties). Return {group.words}, {words}, {measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="challenging"))
     return drafts

@@ -32,8 +32,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         elif kind == "count_present":
             gold = f"SELECT COUNT(*), COUNT({column.name}) FROM {table.name}"
             question = rng.choice((
-                f"How many {table.plural} are there in total, and how many of them have a {words}? Return both "
-                "counts.",
+                (f"How many {table.plural} are there in total, and how many of them have a {words}? Return both "
+                "counts."),
                 f"Give the total number of {table.plural} and the number with a non-missing {words}.",
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="moderate"))
@@ -41,10 +41,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             gold = (f"SELECT ROUND(AVG({column.name}), 2), ROUND(AVG(COALESCE({column.name}, 0)), 2) "
                     f"FROM {table.name}")
             question = rng.choice((
-                f"What is the average {words} of {table.plural}, first ignoring missing values and then counting "
-                "missing values as 0? Round both to 2 decimals.",
-                f"Compute two averages of {words} over {table.plural}: one skipping NULLs, one treating NULL as "
-                "zero (2 decimals each).",
+                (f"What is the average {words} of {table.plural}, first ignoring missing values and then counting "
+                "missing values as 0? Round both to 2 decimals."),
+                (f"Compute two averages of {words} over {table.plural}: one skipping NULLs, one treating NULL as "
+                "zero (2 decimals each)."),
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
                                 evidence="AVG skips NULLs; COALESCE(x, 0) turns them into zeros"

@@ -43,18 +43,18 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         question = {
             "UNION": rng.choice((
                 f"Give the distinct {words} values of {table.plural} that are {first.phrase} or {second.phrase}.",
-                f"Combine (without duplicates) the {words} of {table.plural} {first.phrase} with those of "
-                f"{table.plural} {second.phrase}.")),
+                (f"Combine (without duplicates) the {words} of {table.plural} {first.phrase} with those of "
+                f"{table.plural} {second.phrase}."))),
             "INTERSECT": rng.choice((
-                f"Which {words} values occur both among {table.plural} {first.phrase} and among {table.plural} "
-                f"{second.phrase}?",
-                f"Find the {words} values shared by {table.plural} {first.phrase} and {table.plural} "
-                f"{second.phrase}.")),
+                (f"Which {words} values occur both among {table.plural} {first.phrase} and among {table.plural} "
+                f"{second.phrase}?"),
+                (f"Find the {words} values shared by {table.plural} {first.phrase} and {table.plural} "
+                f"{second.phrase}."))),
             "EXCEPT": rng.choice((
-                f"Which {words} values belong to {table.plural} {first.phrase} but to no {table.noun} "
-                f"{second.phrase}?",
-                f"List the {words} values found among {table.plural} {first.phrase}, removing any that also occur "
-                f"among {table.plural} {second.phrase}.")),
+                (f"Which {words} values belong to {table.plural} {first.phrase} but to no {table.noun} "
+                f"{second.phrase}?"),
+                (f"List the {words} values found among {table.plural} {first.phrase}, removing any that also occur "
+                f"among {table.plural} {second.phrase}."))),
         }[operation]
         drafts.append(Draft(FAMILY, question, gold, difficulty="moderate" if operation == "UNION" else "challenging",
                             evidence=with_evidence(rng, first, second)))

@@ -39,10 +39,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                     f"(ORDER BY {measure.name} DESC) AS position FROM {table.name} WHERE {measure.name} IS NOT NULL"
                     f"{also}) AS ranked WHERE position <= {k}")
             question = rng.choice((
-                f"List the top {k} {scope} by {measure.words}, keeping any rows tied with the {k}th. Show {words} "
-                f"and {measure.words}.",
-                f"Which {scope} rank in the top {k} by {measure.words} when ties share a rank? Return {words} and "
-                f"{measure.words}.",
+                (f"List the top {k} {scope} by {measure.words}, keeping any rows tied with the {k}th. Show {words} "
+                f"and {measure.words}."),
+                (f"Which {scope} rank in the top {k} by {measure.words} when ties share a rank? Return {words} and "
+                f"{measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="multiset", difficulty="challenging",
                                 evidence=with_evidence(rng, condition)))
@@ -52,10 +52,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             gold = (f"SELECT {column.name}, {measure.name} FROM {table.name} WHERE {measure.name} IS NOT NULL{also} "
                     f"ORDER BY {measure.name} DESC, {key.name} ASC LIMIT {k}")
             question = rng.choice((
-                f"Show the {k} {scope} with the largest {measure.words}, largest first; break ties by {table.noun} "
-                f"{key.words} ascending. Return {words} and {measure.words}.",
-                f"Order {scope} by {measure.words} descending (then {table.noun} {key.words} ascending) and give the "
-                f"first {k}: {words} and {measure.words}.",
+                (f"Show the {k} {scope} with the largest {measure.words}, largest first; break ties by {table.noun} "
+                f"{key.words} ascending. Return {words} and {measure.words}."),
+                (f"Order {scope} by {measure.words} descending (then {table.noun} {key.words} ascending) and give the "
+                f"first {k}: {words} and {measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="moderate",
                                 evidence=with_evidence(rng, condition)))

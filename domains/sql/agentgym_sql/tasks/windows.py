@@ -30,10 +30,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                     f"{places}")
             top = "highest" if places == 1 else f"{places} highest"
             question = rng.choice((
-                f"Within each {group.words}, rank {table.plural} by {measure.words} (largest first, ties share a "
-                f"rank) and return those ranked {places} or better: {group.words}, {words}, {measure.words}.",
-                f"Using a rank per {group.words}, list the {table.plural} with the {top} {measure.words} values "
-                f"(ties included). Show {group.words}, {words} and {measure.words}.",
+                (f"Within each {group.words}, rank {table.plural} by {measure.words} (largest first, ties share a "
+                f"rank) and return those ranked {places} or better: {group.words}, {words}, {measure.words}."),
+                (f"Using a rank per {group.words}, list the {table.plural} with the {top} {measure.words} values "
+                f"(ties included). Show {group.words}, {words} and {measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="challenging"))
         elif kind == "running_total":
@@ -49,10 +49,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                     f"COUNT(*) AS n FROM {table.name} WHERE {date.name} >= '{year}-01-01' AND {date.name} < "
                     f"'{int(year) + 1}-01-01' GROUP BY month) AS monthly ORDER BY month")
             question = rng.choice((
-                f"For {year}, give the running total of {table.plural} by month of {date.words}: each month "
-                "('01' to '12') with the cumulative count so far, in month order.",
-                f"Month by month through {year}, how many {table.plural} had accumulated (by {date.words})? "
-                "Return the two-digit month and the cumulative count, ordered by month.",
+                (f"For {year}, give the running total of {table.plural} by month of {date.words}: each month "
+                "('01' to '12') with the cumulative count so far, in month order."),
+                (f"Month by month through {year}, how many {table.plural} had accumulated (by {date.words})? "
+                "Return the two-digit month and the cumulative count, ordered by month."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="challenging",
                                 evidence="month is the two-digit month of the date, e.g. '03'"
@@ -72,10 +72,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             gold = (f"SELECT {column.name}, DENSE_RANK() OVER (ORDER BY {measure.name} DESC) FROM {table.name} "
                     f"WHERE {condition.sql} AND {measure.name} IS NOT NULL")
             question = rng.choice((
-                f"Rank the {table.plural} {condition.phrase} by {measure.words} from highest to lowest with a "
-                f"dense rank (equal values share a rank, no gaps). Return {words} and rank.",
-                f"Give each {table.noun} {condition.phrase} its dense rank by descending {measure.words}, "
-                f"together with its {words}.",
+                (f"Rank the {table.plural} {condition.phrase} by {measure.words} from highest to lowest with a "
+                f"dense rank (equal values share a rank, no gaps). Return {words} and rank."),
+                (f"Give each {table.noun} {condition.phrase} its dense rank by descending {measure.words}, "
+                f"together with its {words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="multiset", difficulty="challenging",
                                 evidence=with_evidence(rng, condition)))
