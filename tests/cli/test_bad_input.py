@@ -41,8 +41,7 @@ def test_hostile_command_is_contained_and_the_next_episode_is_clean(name: str, e
                                                                     small_tasks: list[Any]) -> None:
     state_task = next(t for t in small_tasks if t.family == "organise")
     env.reset(options={"task_id": state_task.id})
-    observation, reward, terminated, truncated, info = env.step(
-        {"name": "run_shell", "arguments": {"command": HOSTILE[name]}})
+    observation, *_ = env.step({"name": "run_shell", "arguments": {"command": HOSTILE[name]}})
     assert isinstance(observation, str) and len(observation) <= 20_000
     if name in ("endless output",):
         assert observation.startswith("[timed out") and "too long" in observation
@@ -53,7 +52,7 @@ def test_hostile_command_is_contained_and_the_next_episode_is_clean(name: str, e
     # The env goes on: the shell answers (restarted if it died) and the episode can be submitted.
     observation, *_ = env.step({"name": "run_shell", "arguments": {"command": "echo alive"}})
     assert "alive" in observation
-    _, _, terminated, _, info = env.step({"name": "submit", "arguments": {}})
+    _, _, terminated, _, _info = env.step({"name": "submit", "arguments": {}})
     assert terminated
     # The next episode starts from the untouched fixture, with no process left from the last one.
     trajectory = run_episode(env, OracleAgent(), seed=0, task_id=state_task.id)

@@ -14,11 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import agentgym_cli.verify  # noqa: F401  (registers the `cli` verifier)
 from agentgym import Task, TaskSet, ToolEnv
 from agentgym.actions import ToolCall
 from agentgym.tools import ToolOutcome
-
-import agentgym_cli.verify  # noqa: F401  (registers the `cli` verifier)
 from agentgym_cli.data.fixtures import Fixture, fixture_from_tar, get_workspace
 from agentgym_cli.tools import TOOLS
 from agentgym_cli.workspace import Workspace
@@ -51,8 +50,9 @@ def fixture_for(task: Task) -> Fixture:
     metadata = task.metadata
     name = metadata.get("fixture")
     if not isinstance(name, str):
-        raise ValueError(f"task {task.id!r} has no metadata.fixture; CLI-v0 tasks come from `agentgym tasks generate "
-                         "CLI-v0` or `agentgym tasks import intercode-bash|terminal-bench`")
+        raise ValueError(  # noqa: TRY004  (a bad task file is a value problem, as gym.make reports them)
+            f"task {task.id!r} has no metadata.fixture; CLI-v0 tasks come from `agentgym tasks generate CLI-v0` "
+            "or `agentgym tasks import intercode-bash|terminal-bench`")
     if "fixture_tar" in metadata:
         with _inline_lock:
             fixture = _inline_fixtures.get(name)

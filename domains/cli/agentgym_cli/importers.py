@@ -12,7 +12,6 @@ prompt, the gold solution and the tests (`/testbed/x` -> `testbed/x`, `/app/x` -
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
@@ -73,7 +72,6 @@ def rewrite_root(text: str, root: str, replacement: str) -> str:
 
 def _realize_all(items: list[tuple[str, Any]], fixture: Any, backend: str, split: str, strict: bool) -> list[Task]:
     from agentgym.sandbox import SandboxError
-
     from agentgym_cli.env import encode_fixture
     from agentgym_cli.tasks.base import GenerationError, realize
     from agentgym_cli.workspace import Workspace
@@ -215,7 +213,7 @@ def import_terminal_bench(source: Path, *, root: str = "/app", backend: str = "a
             continue
         solution = rewrite_root(solution_path.read_text(encoding="utf-8"), root, ".")
         dockerfile = folder / "Dockerfile"
-        if dockerfile.exists() and re.search(r"^\s*RUN\s", dockerfile.read_text(encoding="utf-8"), re.M):
+        if dockerfile.exists() and re.search(r"^\s*RUN\s", dockerfile.read_text(encoding="utf-8"), re.MULTILINE):
             click.echo(f"warning: {folder.name}: its Dockerfile has RUN steps the sandbox image does not run",
                        err=True)
         entries = []

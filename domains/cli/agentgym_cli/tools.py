@@ -13,7 +13,6 @@ from typing import Any
 
 from agentgym import ToolError, tool
 from agentgym.sandbox import SandboxError
-
 from agentgym_cli.workspace import Workspace
 
 READ_LIMIT = 1 << 20

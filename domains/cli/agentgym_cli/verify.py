@@ -24,7 +24,6 @@ from typing import Any
 from agentgym import Score, Task, verifier
 from agentgym.rewards import normalize_text, to_number
 from agentgym.sandbox import SandboxError
-
 from agentgym_cli.workspace import Workspace, compare_states
 
 

@@ -17,10 +17,9 @@ import logging
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from agentgym.sandbox import Sandbox, SandboxError, get_pool
-
 from agentgym_cli.data.fixtures import Fixture
 
 logger = logging.getLogger(__name__)
@@ -185,7 +184,7 @@ class Workspace:
         command_timeout: Seconds one `run_shell` call may run before it is killed.
     """
 
-    _baselines: dict[tuple[str, str], Snapshot] = {}
+    _baselines: ClassVar[dict[tuple[str, str], Snapshot]] = {}  # (fixture digest, backend) -> snapshot
     _baselines_lock = threading.Lock()
 
     def __init__(self, sandbox: Sandbox, fixture: Fixture, *, command_timeout: float = 20.0) -> None:
@@ -228,8 +227,7 @@ class Workspace:
         self.sandbox.put_archive(self.fixture.tar)
         fixes = self.fixture.mode_fixes
         if fixes:
-            code = ("import os as _o\nfor _p, _m in %s:\n    _o.chmod(_o.path.join(%r, _p), _m)\n"
-                    % (json.dumps(fixes), self.root))
+            code = (f"import os as _o\nfor _p, _m in {json.dumps(fixes)}:\n    _o.chmod(_o.path.join({self.root!r}, _p), _m)\n")
             result = self.sandbox.run_python(code, timeout=30)
             if not result.ok:
                 raise SandboxError(f"could not restore the fixture's permissions: {result.stderr[-500:]}")

@@ -303,14 +303,14 @@ def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
             elif target.exists():
                 target.unlink()
         entries = []
-        for path in sorted(root.rglob("*")):
-            relative = "repo/" + path.relative_to(root).as_posix()
-            if path.is_dir():
+        for item in sorted(root.rglob("*")):
+            relative = "repo/" + item.relative_to(root).as_posix()
+            if item.is_dir():
                 entries.append(Entry(relative, kind="dir", mode=0o755))
             else:
                 # git makes objects read-only (0444); keep that, it is what a real clone looks like
-                mode = path.stat().st_mode & 0o777
-                entries.append(Entry(relative, data=path.read_bytes(), mode=mode if mode in (0o444, 0o755) else 0o644))
+                mode = item.stat().st_mode & 0o777
+                entries.append(Entry(relative, data=item.read_bytes(), mode=mode if mode in (0o444, 0o755) else 0o644))
     return entries
 
 

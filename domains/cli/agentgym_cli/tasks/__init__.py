@@ -20,7 +20,6 @@ from types import ModuleType
 from agentgym import Task
 from agentgym.sandbox import SandboxError
 from agentgym.tasks import load_tasks, save_tasks
-
 from agentgym_cli.tasks import (
     config_edits,
     counting,
@@ -129,4 +128,7 @@ def generate(seed: int = 0, *, fixtures: int = DEFAULT_FIXTURES, backend: str = 
     tasks = [task for index in range(fixtures) for task in done[index]]
     if use_cache:
         save_tasks(tasks, path)
+        for stale in path.parent.glob(f"tasks-s{seed}-n{fixtures}-*.jsonl"):
+            if stale != path:
+                stale.unlink(missing_ok=True)  # made by an older version of the generator
     return tasks

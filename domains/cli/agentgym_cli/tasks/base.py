@@ -13,9 +13,8 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym import Task
+from agentgym import Task, VerifierSpec
 from agentgym.rewards import to_number
-
 from agentgym_cli.data.fixtures import Fixture
 from agentgym_cli.tools import TOOLS
 from agentgym_cli.verify import _lines, score_answer
@@ -128,5 +127,5 @@ def realize(spec: TaskSpec, fixture: Fixture, workspace: Workspace, *, task_id: 
         id=task_id, domain="cli", family=spec.family, split=split,
         prompt=spec.prompt + ANSWER_HINTS.get(spec.answer_kind, ""),
         answer=answer, solution=[*spec.steps, {"name": "submit", "arguments": submit_arguments}],
-        verifier={"name": "cli", "params": params}, metadata=metadata, difficulty=spec.difficulty,
+        verifier=VerifierSpec(name="cli", params=params), metadata=metadata, difficulty=spec.difficulty,
     )

@@ -51,10 +51,10 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  "indentation). Change nothing else.",
                                  [shell(f"sed -i 's/listen 80;/listen {port};/' config/nginx.conf")]))
         elif template == "env_line":
-            key, value = rng.choice([("LOG_LEVEL", "debug"), ("TIMEOUT", "30"), ("REGION", "eu-west-1")])
-            made.append(TaskSpec(FAMILY, template, f"Append the line `{key}={value}` to the end of "
+            key, setting = rng.choice([("LOG_LEVEL", "debug"), ("TIMEOUT", "30"), ("REGION", "eu-west-1")])
+            made.append(TaskSpec(FAMILY, template, f"Append the line `{key}={setting}` to the end of "
                                  "`config/.env.example`, keeping its existing lines.",
-                                 [shell(f"echo '{key}={value}' >> config/.env.example")], difficulty="easy"))
+                                 [shell(f"echo '{key}={setting}' >> config/.env.example")], difficulty="easy"))
         else:
             host = f"{rng.choice(WORDS)}.internal"
             expected = json.loads(json.dumps(settings))

@@ -50,7 +50,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
         elif template == "mtime":
             old = fixture.files("logs/old/")
             day = rng.randint(5, 20)
-            cutoff = BASE_TIME - (31 - day) * 86400 + 12 * 3600  # noon, so no file sits exactly on it
+            cutoff = BASE_TIME - (32 - day) * 86400 + 12 * 3600  # 2023-12-DD 12:00: no file sits exactly on it
             expected = [e.path for e in old if e.mtime < cutoff]
             stamp = f"2023-12-{day:02d} 12:00"
             made.append(TaskSpec(FAMILY, template, f"Which files in `logs/old/` were last modified before "

@@ -86,7 +86,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
             users = json.loads(fixture.text("data/users.json"))
             script = (f"[ -x {path} ] || {{ echo 'not executable'; exit 1; }}\n"
                       f"printf '%s' {shlex.quote(json.dumps(records))} > .agentgym-tests/t.json\n"
-                      + _expect(f"./{path} .agentgym-tests/t.json name", "\n".join(r["name"] for r in records))
+                      + _expect(f"./{path} .agentgym-tests/t.json name", "\n".join(str(r["name"]) for r in records))
                       + _expect(f"./{path} data/users.json email", "\n".join(u["email"] for u in users)))
             made.append(TaskSpec(FAMILY, template, f"Write an executable Python 3 script `{path}`: `{path} FILE "
                                  "FIELD` must read FILE, a JSON array of objects, and print the value of FIELD of "
