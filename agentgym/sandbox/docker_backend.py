@@ -131,7 +131,10 @@ class DockerSandbox(Sandbox):
             "user": SANDBOX_USER,
             "working_dir": self.workdir,
             "environment": environment,
+            # With stdin open, the SDK also sets StdinOnce: when our process dies, even by SIGKILL, the attach
+            # connection closes, the supervisor reads end of file and exits, and auto_remove deletes the container.
             "stdin_open": True,
+            "auto_remove": True,
             "network_mode": "none",
             "read_only": True,
             "tmpfs": {self.workdir: f"size={workdir_size},exec,uid=65534,gid=65534,mode=0755",
@@ -158,13 +161,15 @@ class DockerSandbox(Sandbox):
 
     def _start_once(self) -> Transport:
         if self.container is not None:
+            # Containers remove themselves once stopped: a restart is a new container (about 0.2 s).
             try:
-                self.container.reload()
-                if self.container.status in ("running", "restarting", "paused"):
-                    self.container.kill()
-                    self.container.wait(timeout=10)
+                self.container.remove(force=True)
             except docker.errors.NotFound:
-                self.container = None
+                pass
+            except docker.errors.APIError as error:
+                if "in progress" not in str(error):
+                    raise
+            self.container = None
         if self.container is None:
             self.container = self.client.containers.create(**self.config)
         # Attach before start, or the supervisor's first line (its ready message) can be lost.
@@ -180,6 +185,10 @@ class DockerSandbox(Sandbox):
             container.remove(force=True)
         except docker.errors.NotFound:
             pass
+        except docker.errors.APIError as error:
+            if "in progress" not in str(error):  # auto-removal already under way: nothing left to do
+                logger.warning("could not remove container %s (%s); `agentgym sandbox prune` removes it later",
+                               container.short_id, error)
         except DAEMON_ERRORS as error:
             logger.warning("could not remove container %s (%s); `agentgym sandbox prune` removes it later",
                            container.short_id, error)

@@ -95,3 +95,20 @@ def test_containers_are_removed_when_the_process_ends(docker_ready: None, ending
         os.kill(child.pid, signal.SIGTERM)
     assert child.wait(timeout=30) in (0, -signal.SIGTERM)
     assert not _container_exists(container_id)
+
+
+@pytest.mark.docker
+def test_container_goes_away_when_its_process_is_killed_hard(docker_ready: None) -> None:
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, "wait"], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    container_id = child.stdout.readline().strip()
+    assert _container_exists(container_id)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    for _ in range(100):  # the daemon removes it once the supervisor sees end of file
+        if not _container_exists(container_id):
+            break
+        time.sleep(0.1)
+    assert not _container_exists(container_id)
