@@ -286,3 +286,20 @@ def test_user_code_cannot_reach_the_supervisors_reply_channel(sandbox: Sandbox) 
 def test_shell_functions_shadowing_builtins_do_not_break_the_protocol(sandbox: Sandbox) -> None:
     sandbox.run("read() { echo shadowed; }; eval() { echo shadowed; }; printf() { echo shadowed; }")
     assert sandbox.run("echo $((6 * 7))").stdout == "42\n"
+
+
+def test_shell_survives_exec_set_e_and_binary_output(sandbox: Sandbox) -> None:
+    sandbox.run("cd /tmp && export KEEP=1")
+    assert sandbox.run("exec bash").exit_code == 0  # the replacement shell reads /dev/null and exits
+    assert sandbox.run("set -e; false; echo unreachable").stdout == ""
+    assert sandbox.run("pwd; echo $KEEP").stdout == "/tmp\n1\n"
+    binary = sandbox.run("printf '\\xff\\xfeok'")
+    assert binary.stdout.endswith("ok") and "\ufffd" in binary.stdout
+
+
+def test_calls_from_many_threads_are_serialized(sandbox: Sandbox) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as executor:
+        outputs = list(executor.map(lambda n: sandbox.run_python(f"print({n} * 2)").stdout, range(64)))
+    assert outputs == [f"{n * 2}\n" for n in range(64)]
