@@ -26,7 +26,7 @@ from agentgym.tools import ToolOutcome
 from . import verify as _verify  # noqa: F401  (registers the sql_execution verifier)
 from .data import DATABASES, ensure_duckdb, ensure_sqlite, load_postgres
 from .data.build import READER_ROLE
-from .data.engines import DEFAULT_TIMEOUT_S, DuckdbEngine, Engine, PostgresEngine, SqliteEngine
+from .data.engines import DEFAULT_TIMEOUT_S, MAX_QUERY_CHARS, DuckdbEngine, Engine, PostgresEngine, SqliteEngine
 from .tasks import default_tasks, transpile
 from .tools import TOOLS, SqlEpisode
 from .verify import compare
@@ -180,6 +180,8 @@ class SqlEnv(ToolEnv):
         if not isinstance(sql, str) or not isinstance(state, SqlEpisode):
             return {}
         signals = {"parses": 0.0, "names_exist": 0.0}
+        if len(sql) > MAX_QUERY_CHARS:  # refused by the engine anyway; parsing megabytes would stall the step
+            sql = ""
         try:
             tree = _parse(sql, self.backend)
             signals["parses"] = 1.0
