@@ -26,7 +26,14 @@ from agentgym.tools import ToolOutcome
 from . import verify as _verify  # noqa: F401  (registers the sql_execution verifier)
 from .data import DATABASES, ensure_duckdb, ensure_sqlite, load_postgres
 from .data.build import READER_ROLE
-from .data.engines import DEFAULT_TIMEOUT_S, MAX_QUERY_CHARS, DuckdbEngine, Engine, PostgresEngine, SqliteEngine
+from .data.engines import (
+    DEFAULT_TIMEOUT_S,
+    MAX_QUERY_CHARS,
+    DuckdbEngine,
+    Engine,
+    PostgresEngine,
+    SqliteEngine,
+)
 from .tasks import default_tasks, transpile
 from .tools import TOOLS, SqlEpisode
 from .verify import compare
