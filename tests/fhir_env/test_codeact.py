@@ -1,0 +1,31 @@
+"""code=True: Python blocks run in a real sandbox (the local backend) over a snapshot of the episode's records,
+and writes queued there land in the episode's copy of the store, validated and patient-guarded."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentgym.tasks import Task
+from agentgym_fhir.env import make_env
+from agentgym_fhir.store import FhirStore
+
+
+def test_code_block_reads_and_writes(small_store: FhirStore, small_tasks: list[Task]) -> None:
+    task = next(t for t in small_tasks if t.family == "potassium_replacement" and t.metadata["order_expected"]
+                and not t.metadata["dated"])
+    env = make_env(store=small_store, tasks=[task], knowledge=False, code=True, sandbox="local")
+    try:
+        env.reset(options={"task_id": task.id})
+        code = ("obs = fhir.search('Observation', {'patient': fhir.patient_id, 'code': '2823-3', '_sort': '-date'})\n"
+                "k = obs[0]['valueQuantity']['value']\nprint('K', k)")
+        observation, *_ = env.step(f"```python\n{code}\n```")
+        if "could not" in observation and "sandbox" in observation:
+            pytest.skip(f"no sandbox here: {observation[:200]}")
+        assert f"K {task.answer:g}" in observation or f"K {task.answer}" in observation
+        order = task.solution[1]["arguments"]["resource"]
+        observation, *_ = env.step(f"```python\nfhir.create({order!r})\n```")
+        assert "[created MedicationRequest/" in observation
+        _, reward, terminated, _, _ = env.step({"name": "submit", "arguments": {"answer": task.answer}})
+        assert terminated and reward == 1.0
+    finally:
+        env.close()
