@@ -72,6 +72,7 @@ class ChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as separate writes; no 40 ms ACK wait
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
