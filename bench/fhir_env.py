@@ -20,10 +20,11 @@ from typing import Any
 # `fhir.resources` package that validates resources; take bench/ off the path.
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
-from agentgym.agents.oracle import OracleAgent
 from agentgym_fhir.data import DEFAULT_PATIENTS, default_store
 from agentgym_fhir.env import make_env
 from agentgym_fhir.tasks import generate
+
+from agentgym.agents.oracle import OracleAgent
 
 
 def median_ms(samples: list[float]) -> float:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from agentgym.tasks import Task
 from agentgym_fhir.data.generate import generate_store
 from agentgym_fhir.store import FhirStore
 from agentgym_fhir.tasks import generate
+
+from agentgym.tasks import Task
 
 SYNTHEA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "samples" / "synthea"
 

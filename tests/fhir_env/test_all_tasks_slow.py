@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from agentgym_fhir.env import make_env
 
 from agentgym.agents.oracle import OracleAgent
-from agentgym_fhir.env import make_env
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@ import math
 import random
 
 import pytest
-
 from agentgym_fhir import calculators as c
 from agentgym_fhir.calculators import CalculatorError, calculate
 
@@ -160,11 +159,16 @@ def test_chemistry_matches_medcalc() -> None:
 
 
 def test_cardiac_matches_medcalc() -> None:
-    from medcalc import (cha2ds2_vasc_score, mean_arterial_pressure, qt_calculator_bazett,
-                         qt_calculator_fredericia, wells_criteria_pe)
+    from medcalc import (
+        cha2ds2_vasc_score,
+        mean_arterial_pressure,
+        qt_calculator_bazett,
+        qt_calculator_fredericia,
+        wells_criteria_pe,
+    )
 
     rng = random.Random(4)
-    flip = lambda: rng.random() < 0.4  # noqa: E731
+    flip = lambda: rng.random() < 0.4
     for _ in range(CASES):
         qt, rate = rng.uniform(300, 500), rng.uniform(45, 150)
         ref = qt_calculator_bazett.bazett_calculator_explanation({"heart_rate": (rate, "beats per minute"),
@@ -200,7 +204,7 @@ def test_scores_match_medcalc() -> None:
     from medcalc import child_pugh_score, curb_65, glasgow_coma_score, has_bled_score, meldna
 
     rng = random.Random(5)
-    flip = lambda: rng.random() < 0.4  # noqa: E731
+    flip = lambda: rng.random() < 0.4
     eyes = ["no eye opening", "eye opening to pain", "eye opening to verbal command", "eyes open spontaneously"]
     verbal = ["no verbal response", "incomprehensible sounds", "inappropriate words", "confused", "oriented"]
     motor = ["no motor response", "extension to pain", "flexion to pain", "withdrawal from pain", "localizes pain",

@@ -4,10 +4,10 @@ and writes queued there land in the episode's copy of the store, validated and p
 from __future__ import annotations
 
 import pytest
-
-from agentgym.tasks import Task
 from agentgym_fhir.env import make_env
 from agentgym_fhir.store import FhirStore
+
+from agentgym.tasks import Task
 
 
 def test_code_block_reads_and_writes(small_store: FhirStore, small_tasks: list[Task]) -> None:

@@ -8,15 +8,15 @@ from collections import Counter
 
 import gymnasium as gym
 import pytest
+from agentgym_fhir.env import make_env
+from agentgym_fhir.store import FhirStore
+from agentgym_fhir.tasks import FAMILIES
+from agentgym_fhir.tasks.triage import level
 
 import agentgym
 from agentgym.agents.oracle import OracleAgent
 from agentgym.agents.random import RandomAgent
 from agentgym.tasks import Task
-from agentgym_fhir.env import make_env
-from agentgym_fhir.store import FhirStore
-from agentgym_fhir.tasks import FAMILIES
-from agentgym_fhir.tasks.triage import level
 
 
 @pytest.fixture()

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from agentgym_fhir.env import make_env
+from agentgym_fhir.store import FhirStore
+from agentgym_fhir.tasks import generate
 from click.testing import CliRunner
 
 from agentgym.agents.oracle import OracleAgent
 from agentgym.cli import main
 from agentgym.tasks import load_tasks
-from agentgym_fhir.env import make_env
-from agentgym_fhir.store import FhirStore
-from agentgym_fhir.tasks import generate
 
 
 def test_tasks_over_a_synthea_import(synthea_store: FhirStore, play) -> None:  # type: ignore[no-untyped-def]

@@ -7,10 +7,10 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
-
-from agentgym.tasks import Task
 from agentgym_fhir import codes, units
 from agentgym_fhir.verify import ask_judge, check_resource, score_answer
+
+from agentgym.tasks import Task
 
 
 @pytest.mark.parametrize("gold, submission, kind, params, expected", [
@@ -59,7 +59,7 @@ def test_llm_judge_over_an_openai_compatible_endpoint() -> None:
     seen: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append(body)
             verdict = "CORRECT" if "metformin" in body["messages"][0]["content"].split("Candidate answer:")[1] else "INCORRECT"

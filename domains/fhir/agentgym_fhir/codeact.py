@@ -16,7 +16,6 @@ import json
 from typing import Any
 
 from agentgym.tools import ToolError
-
 from agentgym_fhir.tools import FhirState, _create
 
 SNAPSHOT = "fhir_snapshot.json"

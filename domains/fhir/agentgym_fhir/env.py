@@ -17,8 +17,6 @@ from typing import Any
 from agentgym.env import ToolEnv
 from agentgym.rewards import Score, verify
 from agentgym.tasks import Task, TaskSet, load_tasks, save_tasks
-from agentgym.tools import ToolError
-
 from agentgym_fhir import verify as fhir_verify  # noqa: F401  (registers the fhir_* verifiers)
 from agentgym_fhir.tools import FhirState, all_tools, parse_now
 
@@ -148,10 +146,7 @@ class FhirEnv(ToolEnv):
             from agentgym.sandbox import Sandbox
 
             self._sandbox = Sandbox.create(backend=self.sandbox_backend or os.environ.get("AGENTGYM_SANDBOX", "auto"))
-        try:
-            return run_code(self._sandbox, state, code)
-        except ToolError:
-            raise
+        return run_code(self._sandbox, state, code)
 
     def close(self) -> None:
         super().close()

@@ -16,7 +16,6 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
 from agentgym.tools import Tool, ToolError, submit, tool
-
 from agentgym_fhir import calculators, codes, units
 from agentgym_fhir.errors import FhirError
 

@@ -8,16 +8,29 @@ each made and which families the data could not support.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any
 
 from agentgym.tasks import Task
-
 from agentgym_fhir.tasks import (
-    active_medications, cohort, condition_coding, drug_condition, drug_interaction, encounter_timeline, lab_change,
-    lab_value, medication_order, patient_lookup, potassium_replacement, record_vital, referral, risk_score, triage,
+    active_medications,
+    cohort,
+    condition_coding,
+    drug_condition,
+    drug_interaction,
+    encounter_timeline,
+    lab_change,
+    lab_value,
+    medication_order,
+    patient_lookup,
+    potassium_replacement,
+    record_vital,
+    referral,
+    risk_score,
+    triage,
     vital_aggregate,
 )
 from agentgym_fhir.tasks.common import Context, PatientRecord, load_records

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 
 from agentgym.tasks import Task
-
 from agentgym_fhir.tasks.common import Context, answer_spec, call, submit
 
 FAMILY = "cohort"

@@ -11,14 +11,21 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Iterable
+from typing import Any
 
 from agentgym.tasks import Task
-
 from agentgym_fhir.tools import (
-    ICD10CM, LOINC, RXNORM, SNOMED, condition_row, medication_rows, observation_rows, whole_years,
+    ICD10CM,
+    LOINC,
+    RXNORM,
+    SNOMED,
+    condition_row,
+    medication_rows,
+    observation_rows,
+    whole_years,
 )
 
 RECORD_TYPES = ("Patient", "Observation", "Condition", "MedicationRequest", "Encounter", "AllergyIntolerance")
@@ -278,5 +285,19 @@ def sample(rng: random.Random, items: Iterable[Any], k: int) -> list[Any]:
     return items if len(items) <= k else rng.sample(items, k)
 
 
-__all__ = ["Context", "ICD10CM", "LOINC", "PatientRecord", "RXNORM", "Reading", "SNOMED", "answer_spec", "call",
-           "fmt", "load_records", "parse_instant", "sample", "submit"]
+__all__ = [
+    "ICD10CM",
+    "LOINC",
+    "RXNORM",
+    "SNOMED",
+    "Context",
+    "PatientRecord",
+    "Reading",
+    "answer_spec",
+    "call",
+    "fmt",
+    "load_records",
+    "parse_instant",
+    "sample",
+    "submit",
+]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-
 from agentgym_fhir.tasks.common import Context, answer_spec, call, submit
 from agentgym_fhir.vocab.drugs import DRUGS, INTERACTIONS
 

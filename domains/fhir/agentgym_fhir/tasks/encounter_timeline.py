@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentgym.tasks import Task
-
 from agentgym_fhir.tasks.common import Context, answer_spec, call, parse_instant, submit
 
 FAMILY = "encounter_timeline"

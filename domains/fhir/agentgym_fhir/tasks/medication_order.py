@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-
-from agentgym_fhir.tasks.common import Context, RXNORM, SNOMED, call, submit
+from agentgym_fhir.tasks.common import RXNORM, SNOMED, Context, call, submit
 from agentgym_fhir.vocab.drugs import DRUGS, ROUTES
 
 FAMILY = "medication_order"

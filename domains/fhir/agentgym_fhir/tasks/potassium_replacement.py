@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-
 from agentgym_fhir.tasks.common import Context, PatientRecord, Reading, call, fmt, submit
 from agentgym_fhir.tools import RXNORM, SNOMED
 from agentgym_fhir.vocab.drugs import ROUTES

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-
-from agentgym_fhir.tasks.common import Context, LOINC, call, submit
+from agentgym_fhir.tasks.common import LOINC, Context, call, submit
 from agentgym_fhir.units import convert
 
 FAMILY = "record_vital"

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from agentgym.tasks import Task
-
 from agentgym_fhir.calculators import calculate
 from agentgym_fhir.tasks.common import Context, PatientRecord, answer_spec, call, fmt, submit
 from agentgym_fhir.vocab.conditions import CONDITIONS
