@@ -158,3 +158,16 @@ def test_missing_source_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(FhirError, match="no .json"):
         import_files(store, tmp_path / "empty")
+
+
+def test_references_to_resources_already_in_the_store(tmp_path: Path) -> None:
+    store = FhirStore.create(tmp_path / "s.sqlite")
+    first = tmp_path / "Patient.ndjson"
+    first.write_text(json.dumps(_patient("known")))
+    assert import_files(store, first).imported == 1
+    second = tmp_path / "Observation.ndjson"
+    second.write_text(json.dumps(_observation("https://ehr.example.org/fhir/Patient/known", 4.4, "o1")))
+    report = import_files(store, second)
+    assert report.issues == [] and report.imported == 1
+    assert store.read("Observation", "o1")["subject"] == {"reference": "Patient/known"}
+    assert store.count("Patient") == 1

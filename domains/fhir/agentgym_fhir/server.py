@@ -78,7 +78,8 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
         self._send(error.status, error.operation_outcome())
 
     def _base_url(self) -> str:
-        host = self.headers.get("Host") or f"{self.server.server_address[0]}:{self.server.server_address[1]}"
+        address = self.server.server_address
+        host = self.headers.get("Host") or f"{address[0]!s}:{address[1]}"
         return f"http://{host}{self.server.base_path}"
 
     def _route(self) -> tuple[list[str], str]:
@@ -191,7 +192,7 @@ class FhirHTTPServer(ThreadingHTTPServer):
     def url(self) -> str:
         """The server's base URL, e.g. ``http://127.0.0.1:8080/fhir``."""
         host, port = self.server_address[:2]
-        return f"http://{host}:{port}{self.base_path}"
+        return f"http://{host!s}:{port}{self.base_path}"
 
     def start_background(self) -> threading.Thread:
         """Serve in a daemon thread (for tests and notebooks); stop with ``shutdown()``."""

@@ -153,7 +153,9 @@ class SearchResult:
         the query of the ``next`` link."""
         from urllib.parse import parse_qs, urlparse
 
-        entries, included, warnings = [], [], []
+        entries: list[dict[str, Any]] = []
+        included: list[dict[str, Any]] = []
+        warnings: list[str] = []
         for entry in bundle.get("entry") or []:
             resource = entry.get("resource") or {}
             mode = (entry.get("search") or {}).get("mode", "match")

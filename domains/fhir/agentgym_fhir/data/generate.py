@@ -687,7 +687,7 @@ def _assign_conditions(person: _Person) -> None:
         maybe("prediabetes", 0.12, 30)
     ckd_risk = 0.03 + (0.2 if "diabetes" in person.onsets else 0) + (0.1 if "hypertension" in person.onsets else 0)
     maybe("ckd", ckd_risk if age_now > 50 else 0.01, 45)
-    maybe("afib", 0.12 if age_now > 65 else 0.01, 50)
+    maybe("afib", 0.15 if age_now > 65 else 0.02, 50)
     maybe("cad", (0.14 if not person.female else 0.08) if age_now > 50 else 0.0, 45)
     hf_risk = 0.05 + (0.1 if "cad" in person.onsets else 0) + (0.05 if "hypertension" in person.onsets else 0)
     maybe("heart_failure", hf_risk if age_now > 60 else 0.0, 55)
@@ -1070,8 +1070,9 @@ def generate_patient(seed: int, index: int, shared: Shared) -> list[dict[str, An
         admissions += ["copd_exacerbation"] * 3
     if person.age(REFERENCE_DATE) > 55 or "diabetes" in person.onsets or "ckd" in person.onsets:
         admissions += ["sepsis"]
+    admission_chance = {"sepsis": 0.08, "pneumonia": 0.15, "hf_exacerbation": 0.35, "copd_exacerbation": 0.35}
     for key in admissions:
-        if rng.random() < 0.35:
+        if rng.random() < admission_chance[key]:
             earliest = max(window_start, person.onsets.get(key.split("_")[0] if key != "hf_exacerbation" else "heart_failure", window_start))
             span = (REFERENCE_DATE - earliest).days - 20
             if span > 30:

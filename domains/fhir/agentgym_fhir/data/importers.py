@@ -275,10 +275,10 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
         _NAMES = {}
     prepared = []
     for item in checked:
-        for path, reference, target in item.unresolved:
-            if target is not None and _exists(store, target):
+        for element, reference, resolved in item.unresolved:
+            if resolved is not None and _exists(store, resolved):
                 continue
-            report.issues.append(ImportIssue(item.source, item.label, path,
+            report.issues.append(ImportIssue(item.source, item.label, element,
                                              f"reference {reference!r} points to nothing in this import or the "
                                              "store; kept as written", "warning"))
         if item.error is not None:
