@@ -9,9 +9,10 @@ comparisons with prefixes work on.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import Any
 
 TOKEN, STRING, DATE, REFERENCE, QUANTITY = "token", "string", "date", "reference", "quantity"
@@ -276,6 +277,7 @@ def _to_ms(moment: datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
+@lru_cache(maxsize=65536)
 def parse_date_range(text: str) -> tuple[int, int]:
     """The [low, high] range in UTC milliseconds covered by a FHIR date, dateTime or instant.
 
@@ -438,47 +440,51 @@ def _compiled(resource_type: str) -> list[tuple[SearchParam, list[list[str]]]]:
     return compiled
 
 
+def _reference_rows(value: Any) -> list[tuple[Any, ...]]:
+    target = reference_target(value.get("reference", "")) if isinstance(value, dict) else None
+    return [] if target is None else [(target,)]
+
+
+def _date_rows(value: Any) -> list[tuple[Any, ...]]:
+    try:
+        return list(_dates(value))
+    except ValueError:  # a malformed date is reported by validation, not here
+        return []
+
+
+_EXTRACTORS: dict[str, tuple[str, Callable[[Any], Iterable[tuple[Any, ...]]]]] = {
+    TOKEN: ("tok", _tokens), STRING: ("str", _strings), DATE: ("dt", _date_rows),
+    REFERENCE: ("ref", _reference_rows), QUANTITY: ("qty", _quantities),
+}
+_PLANS: dict[str, list[tuple[int, str, Callable[[Any], Iterable[tuple[Any, ...]]], list[list[str]]]]] = {}
+
+
+def _extraction_plan(resource_type: str) -> list[tuple[int, str, Callable[[Any], Iterable[tuple[Any, ...]]], list[list[str]]]]:
+    plan = _PLANS.get(resource_type)
+    if plan is None:
+        plan, done = [], set()
+        for param, key_paths in _compiled(resource_type):
+            if param.pid not in done:  # aliases (patient / subject) share one set of rows
+                done.add(param.pid)
+                table, extractor = _EXTRACTORS[param.kind]
+                plan.append((param.pid, table, extractor, key_paths))
+        _PLANS[resource_type] = plan
+    return plan
+
+
 def extract_index_rows(resource: dict[str, Any]) -> IndexRows:
     """Rows for the store's index tables, keyed by table (tok, str, dt, ref, qty); rid not yet set.
 
     Row shapes: tok (pid, system, code, text); str (pid, value, exact); dt (pid, low, high);
     ref (pid, target); qty (pid, value, system, code). Values that cannot be read (a malformed date)
-    are skipped here; validation reports them separately.
+    are skipped here; validation reports them separately. Duplicate rows are harmless (searches use
+    DISTINCT, EXISTS, min and max) and are not removed.
     """
     rows: IndexRows = {"tok": [], "str": [], "dt": [], "ref": [], "qty": []}
-    done: set[int] = set()
-    for param, key_paths in _compiled(resource["resourceType"]):
-        if param.pid in done:
-            continue
-        done.add(param.pid)
-        seen: set[tuple[Any, ...]] = set()
+    for pid, table, extractor, key_paths in _extraction_plan(resource["resourceType"]):
+        target = rows[table]
         for keys in key_paths:
             for value in _values(resource, keys):
-                produced: Iterator[tuple[Any, ...]]
-                if param.kind == TOKEN:
-                    produced = _tokens(value)
-                    table = "tok"
-                elif param.kind == STRING:
-                    produced = _strings(value)
-                    table = "str"
-                elif param.kind == DATE:
-                    try:
-                        produced = iter(list(_dates(value)))
-                    except ValueError:
-                        continue
-                    table = "dt"
-                elif param.kind == REFERENCE:
-                    target = reference_target(value.get("reference", "")) if isinstance(value, dict) else None
-                    if target is None:
-                        continue
-                    produced = iter([(target,)])
-                    table = "ref"
-                else:
-                    produced = _quantities(value)
-                    table = "qty"
-                for item in produced:
-                    row = (param.pid, *item)
-                    if row not in seen:
-                        seen.add(row)
-                        rows[table].append(row)
+                for item in extractor(value):
+                    target.append((pid, *item))
     return rows
