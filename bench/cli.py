@@ -49,7 +49,7 @@ def main() -> None:
     for task in tasks:
         by_fixture.setdefault(task.metadata["fixture"], task)
     cycle = list(by_fixture.values())
-    env = make_env(tasks, backend="docker", pool_size=1)
+    env = make_env(tasks, backend="docker", pool_size=1, max_turns=100_000)
     for task in cycle:  # warm-up: the first load of each workspace also takes its baseline snapshot
         env.reset(options={"task_id": task.id})
     position = [0]

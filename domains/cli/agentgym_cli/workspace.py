@@ -1,7 +1,8 @@
 """The episode's workspace: a pooled sandbox with a fixture streamed in, and snapshots of its file system.
 
-`Workspace.open` takes a clean sandbox from the process-wide pool, extracts the fixture's tar into the work dir,
-restores the permission bits tar extraction may drop, and prepares the shell (umask, locale, pager-free git).
+`Workspace.open` takes a clean sandbox from the process-wide pool (made with a fixed locale and time zone and no
+pager or editor, see `SHELL_ENV`), extracts the fixture's tar into the work dir, and restores permission bits
+where the sandbox's extraction drops them. The shell itself starts on the first command.
 `snapshot()` lists every file, folder and link under the work dir with its mode and a content hash (or link
 target); `diff` and `compare_states` turn two snapshots into the changes the verifier scores.
 
@@ -31,8 +32,10 @@ SKIP_TOP = (".bash_history", ".gitconfig", ".lesshst", ".viminfo", ".python_hist
             ".local", ".agentgym-tests")
 TESTS_DIR = ".agentgym-tests"
 MAX_ENTRIES = 50_000
-SHELL_SETUP = ("umask 022; export LC_ALL=C.UTF-8 LANG=C.UTF-8 TZ=UTC PAGER=cat GIT_PAGER=cat GIT_EDITOR=true "
-               "EDITOR=true VISUAL=true TERM=dumb")
+# The environment of every command: a fixed locale and time zone (stable `sort`, `date`), no pager or editor that
+# would wait for a terminal. Given to the sandbox at creation, so no command has to set it at reset.
+SHELL_ENV = {"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC", "PAGER": "cat", "GIT_PAGER": "cat",
+             "GIT_EDITOR": "true", "EDITOR": "true", "VISUAL": "true", "TERM": "dumb"}
 
 SNAPSHOT_CODE = r'''
 import hashlib as _h, json as _j, os as _o, stat as _s
@@ -185,6 +188,7 @@ class Workspace:
     """
 
     _baselines: ClassVar[dict[tuple[str, str], Snapshot]] = {}  # (fixture digest, backend) -> snapshot
+    _mode_fixes: ClassVar[dict[tuple[str, str], list[tuple[str, int]]]] = {}  # modes extraction dropped there
     _baselines_lock = threading.Lock()
 
     def __init__(self, sandbox: Sandbox, fixture: Fixture, *, command_timeout: float = 20.0) -> None:
@@ -199,7 +203,7 @@ class Workspace:
     def open(cls, fixture: Fixture, *, backend: str = "auto", pool_size: int = 2,
              command_timeout: float = 20.0) -> Workspace:
         """Take a clean sandbox from the shared pool and load `fixture` into it."""
-        pool = get_pool(size=pool_size, backend=backend)
+        pool = get_pool(size=pool_size, backend=backend, env=SHELL_ENV)
         for attempt in range(3):
             sandbox = pool.acquire(timeout=120)
             workspace = cls(sandbox, fixture, command_timeout=command_timeout)
@@ -223,24 +227,40 @@ class Workspace:
         return self.sandbox.workdir
 
     def load(self) -> None:
-        """Extract the fixture, restore its special permission bits, and prepare the shell."""
+        """Extract the fixture and make sure its permission bits are the fixture's.
+
+        The sandbox's own tar extraction restores modes exactly where its Python has no extraction filter (the
+        image's and Debian bookworm's 3.11.2); where a filter drops bits (group/other write), the first load of a
+        fixture notices it in the baseline snapshot and every load then puts them back with one `chmod` pass.
+        """
         self.sandbox.put_archive(self.fixture.tar)
-        fixes = self.fixture.mode_fixes
-        if fixes:
-            code = (f"import os as _o\nfor _p, _m in {json.dumps(fixes)}:\n    _o.chmod(_o.path.join({self.root!r}, _p), _m)\n")
-            result = self.sandbox.run_python(code, timeout=30)
-            if not result.ok:
-                raise SandboxError(f"could not restore the fixture's permissions: {result.stderr[-500:]}")
-        result = self.sandbox.run(SHELL_SETUP, timeout=30)
-        if not result.ok:
-            raise SandboxError(f"could not prepare the shell: {result.stderr[-500:]}")
         key = (self.fixture.digest, self.sandbox.backend)
-        if key not in self._baselines:
+        with self._baselines_lock:
+            known = key in self._baselines
+            fixes = self._mode_fixes.get(key, [])
+        if known:
+            if fixes:
+                self._apply_modes(fixes)
+            return
+        snapshot = self.snapshot()
+        if snapshot is None:
+            raise SandboxError(f"the fixture {self.fixture.name} has more than {MAX_ENTRIES} entries")
+        fixes = [(path, mode) for path, mode in self.fixture.mode_fixes
+                 if path in snapshot and snapshot[path][1] != mode]
+        if fixes:
+            self._apply_modes(fixes)
             snapshot = self.snapshot()
-            if snapshot is None:
-                raise SandboxError(f"the fixture {self.fixture.name} has more than {MAX_ENTRIES} entries")
-            with self._baselines_lock:
-                self._baselines[key] = snapshot
+            assert snapshot is not None
+        with self._baselines_lock:
+            self._baselines[key] = snapshot
+            self._mode_fixes[key] = fixes
+
+    def _apply_modes(self, fixes: list[tuple[str, int]]) -> None:
+        code = ("import os as _o\nfor _p, _m in %s:\n    _o.chmod(_o.path.join(%r, _p), _m)\n"
+                % (json.dumps(fixes), self.root))
+        result = self.sandbox.run_python(code, timeout=30)
+        if not result.ok:
+            raise SandboxError(f"could not restore the fixture's permissions: {result.stderr[-500:]}")
 
     def snapshot(self) -> Snapshot | None:
         """Every entry under the work dir (see the module docstring); None if there are too many to list."""

@@ -291,6 +291,8 @@ def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
         (root / "app.py").write_text((root / "app.py").read_text() + "print('work in progress')\n")
         (root / "TODO.txt").write_text("- finish the release\n")
         git("read-tree", "HEAD")  # an index without stat data: the same bytes on every machine
+        git("repack", "-a", "-d", "-q")  # one pack instead of dozens of loose objects: a smaller, faster tar
+        git("prune-packed")
         facts["repo_commits"] = commits
         facts["repo_head"] = git("rev-parse", "HEAD")
         # Drop what git writes but never needs: sample hooks, logs and the description are noise in a fixture.
@@ -308,9 +310,8 @@ def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
             if item.is_dir():
                 entries.append(Entry(relative, kind="dir", mode=0o755))
             else:
-                # git makes objects read-only (0444); keep that, it is what a real clone looks like
-                mode = item.stat().st_mode & 0o777
-                entries.append(Entry(relative, data=item.read_bytes(), mode=mode if mode in (0o444, 0o755) else 0o644))
+                executable = item.stat().st_mode & 0o100
+                entries.append(Entry(relative, data=item.read_bytes(), mode=0o755 if executable else 0o644))
     return entries
 
 
