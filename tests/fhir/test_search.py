@@ -134,6 +134,13 @@ def test_paging_walks_everything_once(population: FhirStore) -> None:
                                                                             "_summary": "count"}).total
 
 
+def test_search_all_follows_pages(known: FhirStore) -> None:
+    found = [r["id"] for r in known.search_all("Observation", {"code": "2823-3", "_count": "1", "_sort": "date"})]
+    assert found == ["k2020", "k2021", "kp2", "k2022"]
+    with known.episode() as episode:
+        assert len(list(episode.search_all("Observation", {"_count": "2"}))) == 6
+
+
 def test_summary_count_and_elements(known: FhirStore) -> None:
     result = known.search("Observation", {"code": "2823-3", "_summary": "count"})
     assert result.total == 4 and result.entries == []

@@ -847,6 +847,11 @@ class FhirStore:
         with self._connection() as connection:
             return _View(connection).search(resource_type, params)
 
+    def search_all(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
+                   max_pages: int = 100) -> Iterator[dict[str, Any]]:
+        """Every match, following the pages (at most ``max_pages``)."""
+        return search_all(self, resource_type, params, max_pages=max_pages)
+
     def count(self, resource_type: str | None = None) -> int:
         """How many resources the store holds (of one type, or in all)."""
         with self._connection() as connection:
@@ -1024,6 +1029,11 @@ class Episode:
             self._check_open()
             return self._view.search(resource_type, params)
 
+    def search_all(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
+                   max_pages: int = 100) -> Iterator[dict[str, Any]]:
+        """Every match, following the pages (at most ``max_pages``)."""
+        return search_all(self, resource_type, params, max_pages=max_pages)
+
     def _ensure_tables(self) -> None:
         if not self._tables_ready:
             connection = self._view.connection
@@ -1141,6 +1151,22 @@ class Episode:
             self.store._release(connection)
 
 
+def search_all(searcher: Any, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
+               max_pages: int = 100) -> Iterator[dict[str, Any]]:
+    """Every match of a search, following ``next_params`` page by page (at most ``max_pages`` pages).
+
+    ``searcher`` is anything with a ``search(type, params)`` method: a `FhirStore`, an `Episode` or a
+    `FhirClient`.
+    """
+    current: dict[str, str | list[str]] | None = dict(params or {})
+    for _ in range(max_pages):
+        if current is None:
+            return
+        page = searcher.search(resource_type, current)
+        yield from page.entries
+        current = page.next_params
+
+
 def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     """Consecutive lists of at most ``size`` items."""
     batch: list[Any] = []
@@ -1153,4 +1179,4 @@ def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-__all__ = ["DEFAULT_COUNT", "MAX_COUNT", "Episode", "EpisodeSnapshot", "FhirStore", "SearchResult"]
+__all__ = ["DEFAULT_COUNT", "MAX_COUNT", "Episode", "EpisodeSnapshot", "FhirStore", "SearchResult", "search_all"]
