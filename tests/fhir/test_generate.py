@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from agentgym_fhir.data import generate as generate_module
 from agentgym_fhir.data.generate import ckd_epi_2021, creatinine_for_egfr, generate_resources, generate_store
 from agentgym_fhir.store import FhirStore
 from agentgym_fhir.vocab import CONDITIONS, DRUGS, MRN_SYSTEM
@@ -19,8 +20,9 @@ def _digest(resources: object) -> str:
     return hashlib.sha256("\n".join(json.dumps(r, separators=(",", ":")) for r in resources).encode()).hexdigest()
 
 
-def test_same_seed_same_bytes(tmp_path: Path) -> None:
+def test_same_seed_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     first = generate_store(tmp_path / "a.sqlite", 6, seed=7, workers=1)
+    monkeypatch.setattr(generate_module, "_CHUNK", 1)  # small chunks, so that 6 patients use the pool
     second = generate_store(tmp_path / "b.sqlite", 6, seed=7, workers=2)  # parallelism does not matter
     other = generate_store(tmp_path / "c.sqlite", 6, seed=8, workers=1)
     for store in (first, second, other):
