@@ -21,7 +21,8 @@ def cache_dir() -> Path:
 def default_store(patients: int = DEFAULT_PATIENTS, seed: int = 0) -> FhirStore:
     """The generated population the FHIR environment uses by default, built once and cached.
 
-    The file is ``<cache_dir()>/population-<generator version>-p<patients>-s<seed>.sqlite``; it is
+    The file is ``<cache_dir()>/population-v<generator version>-p<patients>-s<seed>.sqlite`` (the
+    version changes whenever the generator's output does, so stale caches are never reused); it is
     generated on first use (about 15 s for 400 patients on two cores), written to a temporary name and
     renamed, so concurrent first users never see a half-written store. Returns the store opened read-only:
     write through `FhirStore.episode`.

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from agentgym_fhir.store import FhirStore
 
 REFERENCE_DATE = datetime(2024, 12, 31, 12, 0, 0)   # the generated world's "today"
-GENERATOR_VERSION = "agentgym-fhir-generator/1"
+GENERATOR_VERSION = "agentgym-fhir-generator/2"  # bump whenever generated data changes
 LAST_UPDATED = "2025-01-01T00:00:00Z"               # fixed, so that stores are byte-identical
 PRACTITIONER_SYSTEM = "urn:agentgym:fhir:practitioner"
 ORGANIZATION_SYSTEM = "urn:agentgym:fhir:organization"
