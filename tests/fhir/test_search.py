@@ -120,6 +120,7 @@ def test_count_is_capped_and_said(population: FhirStore) -> None:
     assert len(result.entries) == MAX_COUNT
     assert any("limit" in w for w in result.warnings)
     assert result.next_params is not None and result.next_params["_offset"] == str(MAX_COUNT)
+    assert result.next_params["_count"] == str(MAX_COUNT)
 
 
 def test_paging_walks_everything_once(population: FhirStore) -> None:

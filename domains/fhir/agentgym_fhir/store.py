@@ -584,6 +584,8 @@ class _View:
         next_params = None
         if has_more:
             next_params = {k: v for k, v in params.items() if k != "_offset"}
+            if "_count" in next_params:
+                next_params["_count"] = str(plan.count)  # the capped page size, so later pages do not warn
             next_params["_offset"] = str(plan.offset + plan.count)
         warnings = list(plan.warnings)
         included = self._included(plan, entries, warnings)
