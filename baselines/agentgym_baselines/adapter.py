@@ -321,7 +321,15 @@ def _execute_code_method() -> Callable[..., str]:
         """
         if self._env_runs_code:
             return self._step(CODE_TOOL, {"code": code})
-        return run_code_block(self, code)
+        if self._done:
+            raise EpisodeOver("the episode is over (the answer was submitted or the turn limit was reached); "
+                              "do not run more code")
+        self._calls[CODE_TOOL] = self._calls.get(CODE_TOOL, 0) + 1
+        try:
+            return run_code_block(self, code)
+        except ToolCallFailed:
+            self._failures[CODE_TOOL] = self._failures.get(CODE_TOOL, 0) + 1
+            raise
 
     return execute_code
 

@@ -273,8 +273,8 @@ class TTOPDTrainer(AgentGRPOTrainer):
         metrics["ttopd/distilled_token_fraction"].append((mask.sum() / model_tokens).item())
         metrics["ttopd/flipped_fraction"].append(
             negative.float().mean().item() if config.negative_advantage == "flip" else 0.0)
-        if mode == "train":
-            loss = loss / self.current_gradient_accumulation_steps
+        if mode == "train":  # the GRPO part is scaled the same way for gradient accumulation
+            loss = loss / getattr(self, "current_gradient_accumulation_steps", self.args.gradient_accumulation_steps)
         return loss
 
     # ------------------------------------------------------------------------------ checkpoints

@@ -1,0 +1,256 @@
+"""GRPO and TT-OPD steps end to end on CPU with a tiny model built in the test and a real agentgym env.
+
+A random tiny model never writes a tool call, so some of its generations are replaced with given tool calls
+(`forcing.force_generations`; see there why that is the one stand-in here). Everything else is real: TRL's
+trainer, the env, its verifier, the chat template, the optimizer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import toy_env
+import torch
+from click.testing import CliRunner
+from forcing import force_generations, tool_call
+from transformers import TrainerCallback
+
+from agentgym_baselines.cli import train
+from agentgym_baselines.tiny import build_tiny_model
+from agentgym_baselines.training import RunSettings, build_trainer
+from agentgym_baselines.ttopd import TTOPDTrainer
+from agentgym_baselines.turns import first_turns_mask
+
+ENV = toy_env.ENV_ID
+HINT_MARKER = "[Privileged information for the teacher]"
+
+
+def _word(prompt: str) -> str:
+    return re.findall(r"Submit the word (\w+)", prompt)[-1]
+
+
+def _settings(tmp_path: Path, method: str, **config: Any) -> RunSettings:
+    values = {"max_steps": 1, "num_generations": 4, "per_device_train_batch_size": 4,
+              "max_completion_length": 96, "learning_rate": 1e-2, "save_strategy": "no"}
+    values.update(config)
+    return RunSettings(method=method, env_id=ENV, model="tiny:random", output_dir=str(tmp_path / method),
+                       config=values)
+
+
+def _capture_batches(trainer: Any) -> list[dict[str, Any]]:
+    batches: list[dict[str, Any]] = []
+    original = trainer._generate_and_score_completions
+
+    def capture(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        output = original(inputs)
+        batches.append(output)
+        return output
+
+    trainer._generate_and_score_completions = capture
+    return batches
+
+
+def _parameters(model: Any) -> dict[str, torch.Tensor]:
+    return {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+
+
+def test_grpo_step_trains_on_env_rewards_and_masks_tool_results(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_model(0)
+
+    def choose(row: int, prompt: str) -> str | None:
+        responses = prompt.count("<tool_response>")
+        if responses == 0 and row == 0:
+            return tool_call("lookup", {"key": _word(prompt)})
+        if responses == 1 and "lookup" in prompt.split("<|im_start|>assistant")[-2]:
+            return tool_call("submit", {"answer": _word(prompt)})
+        return None if responses == 0 else "Done."
+
+    force_generations(model, tokenizer, choose)
+    trainer = build_trainer(_settings(tmp_path, "grpo"), model, tokenizer)
+    batches = _capture_batches(trainer)
+    before = _parameters(model)
+    trainer.train()
+
+    after = _parameters(model)
+    assert all(not torch.equal(before[name], after[name]) for name in before)
+    log = trainer.state.log_history[0]
+    assert log["reward"] == pytest.approx(0.25)  # one rollout of four looked up and submitted the right word
+    assert log["episodes/submitted"] == pytest.approx(0.25)
+    assert log["tools/lookup/calls"] == pytest.approx(0.25) and log["tools/submit/calls"] == pytest.approx(0.25)
+    assert log["episodes/assistant_turns"] > 1.0
+    assert "completions/mean_length" in log and "tools/failure_frequency" in log
+    assert json.loads((tmp_path / "grpo" / "metrics.jsonl").read_text().splitlines()[0])["step"] == 1
+
+    batch = batches[0]
+    solved = int(torch.argmax(batch["advantages"]))
+    ids, completion_mask, tool_mask = (batch["completion_ids"][solved], batch["completion_mask"][solved],
+                                       batch["tool_mask"][solved])
+    masked_out = tokenizer.decode(ids[(completion_mask == 1) & (tool_mask == 0)])
+    trained_on = tokenizer.decode(ids[(completion_mask == 1) & (tool_mask == 1)])
+    assert "<tool_response>" in masked_out and "-> " in masked_out  # the lookup's result
+    assert "<tool_response>" not in trained_on and "-> " not in trained_on
+    assert '"name": "lookup"' in trained_on and '"name": "submit"' in trained_on
+
+
+class _Snapshots(TrainerCallback):
+    """Teacher before each step, teacher and student after it (runs after the trainer's teacher update)."""
+
+    def __init__(self, trainer: TTOPDTrainer) -> None:
+        self.trainer = trainer
+        self.steps: list[dict[str, Any]] = []
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.steps.append({"teacher_before": _parameters(self.trainer.teacher)})
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.steps[-1].update(step=state.global_step, teacher_after=_parameters(self.trainer.teacher),
+                              student=_parameters(self.trainer.model))
+
+
+def _forward_inputs(model: Any, tokenizer: Any) -> list[str]:
+    seen: list[str] = []
+
+    def hook(module: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        input_ids = kwargs.get("input_ids", args[0] if args else None)
+        seen.extend(tokenizer.decode(row, skip_special_tokens=True) for row in input_ids)
+
+    model.register_forward_pre_hook(hook, with_kwargs=True)
+    return seen
+
+
+def test_ttopd_steps_teacher_ema_hints_and_turn_mask(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_model(1)
+
+    def choose(row: int, prompt: str) -> str:
+        # Even rows: lookup, then submit the right word (two tool turns, then a short last turn).
+        # Odd rows: submit a wrong word at once.
+        responses = prompt.count("<tool_response>")
+        if responses == 0:
+            return tool_call("lookup", {"key": _word(prompt)}) if row % 2 == 0 else tool_call(
+                "submit", {"answer": "nothing"})
+        if responses == 1 and '"name": "lookup"' in prompt.split("<|im_start|>assistant")[-2]:
+            return tool_call("submit", {"answer": _word(prompt)})
+        return "Done."
+
+    generation_prompts = force_generations(model, tokenizer, choose)
+    settings = _settings(tmp_path, "ttopd", max_steps=3, hint="answer", hint_position="user", distill_turns=1,
+                         ema_decay=0.9, ema_every=2, hard_copy_every=3)
+    trainer = build_trainer(settings, model, tokenizer)
+    assert isinstance(trainer, TTOPDTrainer)
+    snapshots = _Snapshots(trainer)
+    trainer.add_callback(snapshots)
+    batches = _capture_batches(trainer)
+    student_inputs = _forward_inputs(model, tokenizer)
+    teacher_inputs = _forward_inputs(trainer.teacher, tokenizer)
+    initial = _parameters(model)
+    trainer.train()
+
+    # The student trained; the teacher never had a gradient.
+    assert all(not torch.equal(initial[name], parameter) for name, parameter in _parameters(model).items())
+    assert all(not p.requires_grad and p.grad is None for p in trainer.teacher.parameters())
+    # Teacher schedule: nothing after step 1, EMA after step 2, hard copy after step 3.
+    assert trainer.teacher_updates == [(2, "ema"), (3, "copy")]
+    first, second, third = snapshots.steps
+    for name, value in first["teacher_after"].items():
+        assert torch.equal(value, first["teacher_before"][name])
+    for name, value in second["teacher_after"].items():
+        expected = 0.9 * second["teacher_before"][name] + 0.1 * second["student"][name]
+        assert torch.allclose(value, expected, atol=1e-6, rtol=0)
+        assert not torch.equal(value, second["teacher_before"][name])
+    for name, value in third["teacher_after"].items():
+        assert torch.equal(value, third["student"][name])
+
+    # The hint (with the gold answer) is in every teacher input and in no student input.
+    assert teacher_inputs and student_inputs and generation_prompts
+    for text in teacher_inputs:
+        assert HINT_MARKER in text
+        assert re.search(r"Submit the word (\w+)\.\n\n.*The verified correct answer to this task is: \1", text)
+    for text in student_inputs + generation_prompts:
+        assert HINT_MARKER not in text and "verified correct answer" not in text
+
+    # The KL covers exactly the model's tokens of the first assistant turn.
+    for batch in batches:
+        distill = batch["distill_mask"].bool()
+        model_tokens = (batch["completion_mask"] * batch["tool_mask"]).bool()
+        assert torch.equal(batch["distill_mask"], first_turns_mask(batch["completion_mask"], batch["tool_mask"], 1))
+        assert not (distill & ~model_tokens).any()  # never tool results, never padding
+        for row in range(distill.size(0)):
+            first_turn = tokenizer.decode(batch["completion_ids"][row][distill[row]])
+            rest = tokenizer.decode(batch["completion_ids"][row][model_tokens[row] & ~distill[row]])
+            assert first_turn.count("<tool_call>") == 1 and "<tool_response>" not in first_turn
+            if row_is_lookup := '"name": "lookup"' in first_turn:
+                assert '"name": "submit"' in rest and "Done." in rest
+            assert row_is_lookup or rest.replace(tokenizer.eos_token, "") in ("", "Done.")
+    log = [entry for entry in trainer.state.log_history if "ttopd/reverse_kl" in entry]
+    assert len(log) == 3 and all(0 < entry["ttopd/distilled_token_fraction"] < 1 for entry in log)
+
+
+def test_ttopd_teacher_scores_the_students_tokens(tmp_path: Path) -> None:
+    """With no hint and the teacher still equal to the student, the teacher's log-probs are the student's,
+    token for token: the k1 estimate is zero. With a hint, it is not."""
+    kl = {}
+    for hint in ("none", "outcome"):
+        model, tokenizer = build_tiny_model(2)
+        force_generations(model, tokenizer, lambda row, prompt: tool_call("submit", {"answer": _word(prompt)})
+                          if row == 0 and "<tool_response>" not in prompt else "Done.")
+        trainer = build_trainer(_settings(tmp_path / hint, "ttopd", hint=hint, hint_position="system"),
+                                model, tokenizer)
+        trainer.train()
+        kl[hint] = trainer.state.log_history[0]["ttopd/reverse_kl"]
+    assert abs(kl["none"]) < 1e-5
+    assert abs(kl["outcome"]) > 1e-3
+
+
+def test_negative_advantage_handling_sets_the_kl_gradient_sign(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_model(3)
+    trainer = build_trainer(_settings(tmp_path, "ttopd"), model, tokenizer)
+    trainer.model.train()
+    gradients = {}
+    for mode in ("keep", "flip", "skip"):
+        trainer.args.negative_advantage = mode
+        student = torch.tensor([[-1.0, -2.0], [-1.0, -2.0]], requires_grad=True)
+        inputs = {"completion_mask": torch.ones(2, 2, dtype=torch.long), "tool_mask": torch.ones(2, 2),
+                  "distill_mask": torch.ones(2, 2), "advantages": torch.tensor([1.0, -1.0]),
+                  "teacher_per_token_logps": torch.tensor([[-1.5, -1.5], [-1.5, -1.5]])}
+        trainer._distillation_loss(student, inputs).backward()
+        gradients[mode] = student.grad
+    k1 = torch.tensor([0.5, -0.5]) / 4  # per token, over 4 distilled tokens
+    assert torch.allclose(gradients["keep"], torch.stack([k1, k1]))
+    assert torch.allclose(gradients["flip"], torch.stack([k1, -k1]))
+    assert torch.allclose(gradients["skip"], torch.stack([k1, torch.zeros(2)]))
+
+
+def test_cli_trains_checkpoints_and_resumes(tmp_path: Path) -> None:
+    output = tmp_path / "run"
+    common = ["--env", ENV, "--model", "tiny:random", "--output", str(output), "--num-generations", "2",
+              "--max-completion-length", "24", "--save-steps", "1", "--ema-every", "1"]
+    first = CliRunner().invoke(train, ["ttopd", *common, "--max-steps", "1"], catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    assert (output / "checkpoint-1" / "ttopd_teacher.pt").exists()
+    second = CliRunner().invoke(train, ["ttopd", *common, "--max-steps", "2", "--resume"], catch_exceptions=False)
+    assert second.exit_code == 0, second.output
+    summary = json.loads(second.output[second.output.index('{\n "method"'):])
+    assert summary["steps"] == 2 and summary["resumed_from"].endswith("checkpoint-1")
+    assert summary["teacher_updates"] == 2  # one restored from the checkpoint, one made after resuming
+    assert (output / "model.safetensors").exists()
+    missing = CliRunner().invoke(train, ["grpo", *common[:5], str(tmp_path / "empty"), "--resume"])
+    assert missing.exit_code != 0 and "no checkpoint" in missing.output
+
+
+def test_codeact_grpo_runs_python_blocks(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_model(4)
+    block = "```python\nvalue = lookup({word!r})\nprint(value)\nsubmit({word!r})\n```"
+    force_generations(model, tokenizer, lambda row, prompt: block.format(word=_word(prompt))
+                      if row == 0 and "<tool_response>" not in prompt else "Done.")
+    settings = _settings(tmp_path, "grpo")
+    settings.codeact = True
+    trainer = build_trainer(settings, model, tokenizer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["reward"] == pytest.approx(0.25)
+    assert log["tools/execute_code/calls"] == pytest.approx(0.25)
+    assert log["tools/execute_code/failures"] == 0.0
