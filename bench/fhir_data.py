@@ -5,7 +5,7 @@ Figures: generation time for a population (target at most 60 s for 1,000 patient
 with validation (at least 2,000 resources/s), store size on disk per 1,000 patients, and the median cost of
 opening an episode (the FHIR env's reset budget is 20 ms).
 
-Usage: python bench/fhir.py [--patients 1000] [--searches 300] [--import-resources 20000]
+Usage: python bench/fhir_data.py [--patients 1000] [--searches 300] [--import-resources 20000]
 """
 
 from __future__ import annotations
@@ -21,9 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-# This file is named fhir.py, and Python puts its folder first on sys.path, where it would shadow the
-# `fhir` package (fhir.resources). Drop that entry before anything imports fhir.resources.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 
 def main() -> None:
