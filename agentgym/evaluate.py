@@ -200,8 +200,14 @@ class _Progress:
         if not enabled:
             return
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.bar = Progress(TextColumn("[bold]eval[/]"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("success {task.fields[rate]}"), TimeElapsedColumn(),
@@ -457,7 +463,7 @@ def export_records(run_dir: Path, out: Path, *, only_success: bool = False) -> i
     string). Rows are sorted by (env_id, task_id, sample), so the same run exports the same dataset.
     """
     try:
-        import datasets
+        import datasets  # type: ignore[import-untyped]
     except ImportError:
         raise click.ClickException("export needs `datasets`: pip install 'agentgym[hf]'") from None
     records = sorted(read_records(run_dir), key=lambda item: (item["env_id"], item["task_id"], item["sample"]))

@@ -77,7 +77,7 @@ def _ratio(numerators: np.ndarray, denominators: np.ndarray) -> float:
     return float(numerators.sum()) / total if total > 0 else float("nan")
 
 
-def bootstrap_ratio_ci(numerators: Sequence[float], denominators: Sequence[float], *, resamples: int = 1000,
+def bootstrap_ratio_ci(numerators: Sequence[float] | np.ndarray, denominators: Sequence[float] | np.ndarray, *, resamples: int = 1000,
                        seed: int = 0, level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of sum(numerators) / sum(denominators), resampling the paired entries
     (one per task). Returns (nan, nan) with no entries or `resamples` = 0."""

@@ -8,13 +8,13 @@ are in flight, so a huge plan never floods a queue (backpressure).
 
 from __future__ import annotations
 
-import concurrent.futures as futures
 import multiprocessing
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -111,9 +111,9 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
         + ("" if summary["complete"] else f" **Incomplete: {summary['missing_episodes']} episodes missing; "
                                           "re-run the same command to finish.**"),
         "",
-        "Success counts an episode that submitted and scored at least "
-        f"{run['success_threshold']}. pass@k is the unbiased estimator of Chen et al. (2021); intervals are "
-        "95% percentile bootstraps over tasks.",
+        ("Success counts an episode that submitted and scored at least "
+         f"{run['success_threshold']}. pass@k is the unbiased estimator of Chen et al. (2021); intervals are "
+         "95% percentile bootstraps over tasks."),
         "",
         "## Overall",
         "",

@@ -23,19 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests" / "eval"
 sys.path.insert(0, str(TESTS))  # the toy env and the scripted chat server live with the tests
 
-import gymnasium as gym  # noqa: E402
+import gymnasium as gym
 
-import agentgym  # noqa: E402
-from agentgym.evaluate import evaluate  # noqa: E402
-from agentgym.parallel import EnvSpec, EpisodeSpec, RolloutConfig, run_rollouts  # noqa: E402
-from agentgym.registry import env_record  # noqa: E402
+from agentgym.evaluate import evaluate
+from agentgym.parallel import EnvSpec, EpisodeSpec, RolloutConfig, run_rollouts
+from agentgym.registry import env_record
 
 
 def pick_env() -> tuple[str, dict[str, Any]]:
     try:
         gym.make("SQL-v0").close()
         return "SQL-v0", {}
-    except Exception as error:  # not installed or broken: fall back, and say so in the output
+    except (gym.error.Error, ImportError, OSError, ValueError, KeyError) as error:  # fall back, and say so
         import eval_toyenv  # noqa: F401
 
         print(f"SQL-v0 unavailable ({type(error).__name__}: {error}); using EvalToy-v0", file=sys.stderr)

@@ -31,7 +31,7 @@ def _load(path: str, device: str, dtype: str) -> tuple[Any, Any, threading.Lock]
 
             tokenizer = AutoTokenizer.from_pretrained(path)
             torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device)  # type: ignore[arg-type]
             model.eval()
             if tokenizer.chat_template is None:
                 raise ValueError(f"{path} has no chat template; agentgym needs one to render tools and turns")

@@ -12,8 +12,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # worker processes and Ray actors import eval_toyenv from here
     sys.path.insert(0, str(HERE))
 
-import eval_toyenv  # noqa: E402,F401  (registers EvalToy-v0)
-from chat_server import ChatServer, zoo_policy  # noqa: E402
+import eval_toyenv  # noqa: F401  (registers EvalToy-v0)
+from chat_server import ChatServer, zoo_policy
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ ZEBRA = "toy-1"  # "How many zebras are in the zoo?" (answer 7)
 SUBMIT = '<tool_call>\n{"name": "submit", "arguments": {"answer": 7}}\n</tool_call>'
 
 
-def _tokenizer(texts: list[str], vocab_size: int) -> "transformers.PreTrainedTokenizerFast":
+def _tokenizer(texts: list[str], vocab_size: int) -> transformers.PreTrainedTokenizerFast:
     """A byte-level BPE trained on `texts` without splitting on words, so the fitted prompts take few tokens."""
     from trl.chat_template_utils import qwen3_chat_template
 
@@ -39,7 +39,7 @@ def _tokenizer(texts: list[str], vocab_size: int) -> "transformers.PreTrainedTok
     return fast
 
 
-def _episode_prompts(tokenizer: "transformers.PreTrainedTokenizerFast") -> list[str]:
+def _episode_prompts(tokenizer: transformers.PreTrainedTokenizerFast) -> list[str]:
     """The two prompts of the zebra task as the agent renders them: the task, then after the lookup."""
     import eval_toyenv  # noqa: F401
     import gymnasium as gym

@@ -6,8 +6,14 @@ import math
 
 import pytest
 
-from agentgym.metrics import (TaskSamples, bootstrap_ratio_ci, group_samples, pass_at_k, pass_at_k_turns,
-                              summarize)
+from agentgym.metrics import (
+    TaskSamples,
+    bootstrap_ratio_ci,
+    group_samples,
+    pass_at_k,
+    pass_at_k_turns,
+    summarize,
+)
 
 
 def test_pass_at_k_matches_hand_worked_binomials() -> None:
