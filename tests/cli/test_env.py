@@ -160,3 +160,20 @@ def test_gym_make_with_a_task_file_family_and_split(tmp_path: Any, backend: str,
         env.close()
     with pytest.raises(ValueError, match="families"):
         gym.make("CLI-v0", tasks=str(path), families=["nope"], backend=backend)
+
+
+def test_the_local_backend_reproduces_the_tasks_generated_in_the_default_one(small_tasks: list[Any]) -> None:
+    """Expected states and answers carry across backends: the oracle scores 1.0 under the local backend too."""
+    from agentgym_cli.env import make_env
+
+    tasks = [task for task in small_tasks if task.metadata["fixture"] == "ws-s0-000"]
+    env = make_env(tasks, backend="local")
+    try:
+        rewards = {task.id: run_episode(env, OracleAgent(), seed=0, task_id=task.id).reward for task in tasks}
+        assert set(rewards.values()) == {1.0}, rewards
+        env.reset(options={"task_id": tasks[0].id})
+        call(env, "write_file", path="a/b.txt", content="local\n")
+        assert call(env, "read_file", path="a/b.txt")[0] == "local\n"
+        assert "b.txt" in call(env, "list_dir", path="a")[0]
+    finally:
+        env.close()

@@ -93,7 +93,7 @@ def read_file(state: Workspace, path: str) -> str:
     """
     relative = workspace_path(state, path)
     try:
-        data = state.sandbox.get_file(posixpath.join(state.root, relative), max_bytes=READ_LIMIT)
+        data = state.sandbox.get_file(relative, max_bytes=READ_LIMIT)  # relative: under the work dir
     except FileNotFoundError:
         raise ToolError(f"there is no file {relative!r}; call list_dir to see what exists") from None
     except SandboxError as error:
@@ -125,7 +125,7 @@ def write_file(state: Workspace, path: str, content: str) -> str:
     if relative == ".":
         raise ToolError("give a file path, not the workspace root")
     try:
-        state.sandbox.put_files({posixpath.join(state.root, relative): content})
+        state.sandbox.put_files({relative: content})
     except SandboxError as error:
         raise ToolError(f"could not write {relative!r}: {error}") from None
     return f"wrote {len(content.encode())} bytes to {relative}"

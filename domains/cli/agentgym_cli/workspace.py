@@ -233,7 +233,8 @@ class Workspace:
         image's and Debian bookworm's 3.11.2); where a filter drops bits (group/other write), the first load of a
         fixture notices it in the baseline snapshot and every load then puts them back with one `chmod` pass.
         """
-        self.sandbox.put_archive(self.fixture.tar)
+        # Relative paths: the local backend maps absolute ones under /tmp (where its own work dir lives) elsewhere.
+        self.sandbox.put_archive(self.fixture.tar, ".")
         key = (self.fixture.digest, self.sandbox.backend)
         with self._baselines_lock:
             known = key in self._baselines
