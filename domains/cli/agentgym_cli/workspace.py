@@ -257,8 +257,8 @@ class Workspace:
             self._mode_fixes[key] = fixes
 
     def _apply_modes(self, fixes: list[tuple[str, int]]) -> None:
-        code = ("import os as _o\nfor _p, _m in %s:\n    _o.chmod(_o.path.join(%r, _p), _m)\n"
-                % (json.dumps(fixes), self.root))
+        code = (f"import os as _o\nfor _p, _m in {json.dumps(fixes)}:\n"
+                f"    _o.chmod(_o.path.join({self.root!r}, _p), _m)\n")
         result = self.sandbox.run_python(code, timeout=30)
         if not result.ok:
             raise SandboxError(f"could not restore the fixture's permissions: {result.stderr[-500:]}")
