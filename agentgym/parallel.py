@@ -274,25 +274,36 @@ def _drive(specs: Sequence[EpisodeSpec], submit: Callable[[EpisodeSpec], futures
     queue = list(reversed(specs))
     attempts: dict[tuple[str, str, int], int] = {}
     in_flight: dict[futures.Future[EpisodeResult], EpisodeSpec] = {}
+    replacements = 0
     while queue or in_flight:
+        broken = False
         while queue and len(in_flight) < capacity:
             spec = queue.pop()
-            attempts[spec.key] = attempts.get(spec.key, 0) + 1
-            in_flight[submit(spec)] = spec
-        done, _ = futures.wait(in_flight, return_when=futures.FIRST_COMPLETED)
-        broken = False
-        for future in done:
-            spec = in_flight.pop(future)
             try:
-                result = future.result()
-            except futures.process.BrokenProcessPool:
-                broken = True
-                if attempts[spec.key] >= MAX_ATTEMPTS:
-                    raise WorkerLost(f"a worker process died {attempts[spec.key]} times playing {spec}") from None
+                future = submit(spec)
+            except futures.process.BrokenProcessPool:  # the pool died since the last wait
                 queue.append(spec)
-                continue
-            on_result(result)
-        if broken and on_broken is not None:
+                broken = True
+                break
+            attempts[spec.key] = attempts.get(spec.key, 0) + 1
+            in_flight[future] = spec
+        if not broken:
+            done, _ = futures.wait(in_flight, return_when=futures.FIRST_COMPLETED)
+            for future in done:
+                spec = in_flight.pop(future)
+                try:
+                    result = future.result()
+                except futures.process.BrokenProcessPool:
+                    broken = True
+                    if attempts[spec.key] >= MAX_ATTEMPTS:
+                        raise WorkerLost(f"a worker process died {attempts[spec.key]} times playing {spec}") from None
+                    queue.append(spec)
+                    continue
+                on_result(result)
+        if broken:
+            if on_broken is None or replacements >= MAX_ATTEMPTS * max(1, len(specs)):
+                raise WorkerLost("the worker processes keep dying; see the output above for why")
+            replacements += 1
             # every other episode of the dead pool is lost too: play them again on a fresh pool
             for future, spec in list(in_flight.items()):
                 future.cancel()
