@@ -4,6 +4,7 @@ formats through `agentgym.importers`; both are loaded only when used."""
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -186,7 +187,8 @@ def play(env_id: str, seed: int, task_id: str | None, env_args: tuple[str, ...])
 
     \b
     Type a call as JSON ({"name": "list_tables", "arguments": {}}) or as
-    NAME key=value ... (for example: describe_table table=patients). Commands: :tools, :quit.
+    NAME key=value ... (for example: describe_table table=patients, or
+    run_shell command='ls -la' with shell quoting). Commands: :tools, :quit.
     Example: agentgym play SQL-v0 --seed 3
     """
     env = make_env(env_id, env_args)
@@ -209,9 +211,10 @@ def play(env_id: str, seed: int, task_id: str | None, env_args: tuple[str, ...])
         first, _, rest = line.strip().partition(" ")
         if first in tools and not line.strip().startswith(("{", "[", "<")):
             try:
-                action = {"name": first, "arguments": parse_assignments(tuple(rest.split()))}
-            except click.BadParameter as error:
-                console.print(f"[red]{error.message}[/]")
+                action = {"name": first, "arguments": parse_assignments(tuple(shlex.split(rest)))}
+            except (click.BadParameter, ValueError) as error:
+                console.print(f"[red]{getattr(error, 'message', error)}[/] (quote values with spaces: "
+                              f"run_shell command='ls -la')", highlight=False)
                 continue
         observation, reward, terminated, truncated, info = env.step(action)
         console.print(observation, markup=False)

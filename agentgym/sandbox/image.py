@@ -61,10 +61,9 @@ def image_tag() -> str:
 
 def cache_dir() -> Path:
     """Return the directory that holds cached root file system tarballs (created if missing)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    path = base / "agentgym" / "sandbox"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from agentgym.cache import cache_dir as agentgym_cache
+
+    return agentgym_cache("sandbox")
 
 
 def _sources_entries(text: str, deb822: bool) -> list[tuple[str, list[str]]]:

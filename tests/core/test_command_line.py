@@ -59,11 +59,12 @@ def test_unknown_env_is_a_clear_error(runner: CliRunner) -> None:
 
 
 def test_play_lets_a_person_solve_a_task(runner: CliRunner) -> None:
-    keystrokes = "count_animals kind=lion\n:tools\nnonsense\n{\"name\": \"submit\", \"arguments\": {\"answer\": 3}}\n"
+    keystrokes = "count_animals kind=lion\nfeed kind='big cat' kilograms=2\n:tools\nnonsense\n{\"name\": \"submit\", \"arguments\": {\"answer\": 3}}\n"
     result = runner.invoke(main, ["play", "TestZoo-v0", "--task-id", "zoo-0"], input=keystrokes)
     assert result.exit_code == 0, result.output
     assert "How many lions are in the zoo?" in result.output
     assert "\n3\n" in result.output and "Error: no tool call found" in result.output
+    assert "fed 2.0 kg to the big cats" in result.output
     assert "episode over reward=1.000" in result.output and '"answer": 1.0' in result.output
 
 

@@ -352,11 +352,10 @@ def build_workspace(seed: int, index: int) -> Fixture:
 
 
 def cache_root() -> Path:
-    """Where generated fixtures and task sets are cached (`$XDG_CACHE_HOME/agentgym/cli`)."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    path = base / "agentgym" / "cli"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """Where generated fixtures and task sets are cached (`$AGENTGYM_CACHE/cli`)."""
+    from agentgym.cache import cache_dir
+
+    return cache_dir("cli")
 
 
 _MEMORY: dict[str, Fixture] = {}

@@ -14,8 +14,9 @@ DEFAULT_PATIENTS = 400
 
 def cache_dir() -> Path:
     """Where generated stores are cached: ``$AGENTGYM_CACHE/fhir`` or ``~/.cache/agentgym/fhir``."""
-    root = os.environ.get("AGENTGYM_CACHE")
-    return (Path(root) if root else Path.home() / ".cache" / "agentgym") / "fhir"
+    from agentgym.cache import cache_dir as agentgym_cache
+
+    return agentgym_cache("fhir")
 
 
 def default_store(patients: int = DEFAULT_PATIENTS, seed: int = 0) -> FhirStore:

@@ -23,11 +23,9 @@ from .schema import DatabaseSpec
 
 def cache_dir() -> Path:
     """Where built databases live: `$AGENTGYM_CACHE/sql`, else `~/.cache/agentgym/sql`."""
-    root = os.environ.get("AGENTGYM_CACHE")
-    base = Path(root) if root else Path.home() / ".cache" / "agentgym"
-    path = base / "sql"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    from agentgym.cache import cache_dir as agentgym_cache
+
+    return agentgym_cache("sql")
 
 
 @contextlib.contextmanager
