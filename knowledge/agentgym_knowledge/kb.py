@@ -286,7 +286,8 @@ class KnowledgeBase:
             paths = [corpus] if isinstance(corpus, (str, Path)) else list(corpus)
             records = read_passages(paths, chunk_size=chunk_size, overlap=overlap, report=read_report)
         database = work / "passages.sqlite"
-        sources = _write_passages(database, records, set(bm25_only_sources))
+        duplicates: list[str] = []
+        sources = _write_passages(database, records, set(bm25_only_sources), duplicates)
         if not sources:
             shutil.rmtree(work)
             raise EmptyCorpusError(
@@ -294,7 +295,7 @@ class KnowledgeBase:
                                                  if read_report.problems else "")
                 + ". Give JSONL lines with a 'text' field, MedQuAD XML, or plain-text files."
             )
-        report = BuildReport(passages=sum(sources.values()), problems=read_report.summary())
+        report = BuildReport(passages=sum(sources.values()), problems=read_report.summary() + duplicates)
         vector_count = _embed_shards(database, work, chosen, shard_size, progress, report)
 
         vectors_path = work / "vectors.npy"
@@ -484,8 +485,13 @@ def _check_embedder(folder: Path, recorded: dict[str, Any], chosen: Embedder) ->
         )
 
 
-def _write_passages(database: Path, records: Iterable[PassageRecord], bm25_only: set[str]) -> dict[str, int]:
-    """Write passages and their FTS5 index into a fresh SQLite file; return the passage count per source."""
+def _write_passages(database: Path, records: Iterable[PassageRecord], bm25_only: set[str],
+                    problems: list[str]) -> dict[str, int]:
+    """Write passages and their FTS5 index into a fresh SQLite file; return the passage count per source.
+
+    A repeated id (possible from a `passages=` function; the corpus readers drop them earlier) keeps its first
+    passage and is added to `problems`.
+    """
     database.unlink(missing_ok=True)
     connection = sqlite3.connect(database)
     connection.executescript(
@@ -501,13 +507,20 @@ def _write_passages(database: Path, records: Iterable[PassageRecord], bm25_only:
     sources: dict[str, int] = {}
     vector = 0
     batch: list[tuple[Any, ...]] = []
-    for row, record in enumerate(records):
+    seen: set[str] = set()
+    row = 0
+    for record in records:
+        if record.id in seen:
+            problems.append(f"duplicate id {record.id!r}; kept the first, skipped this one")
+            continue
+        seen.add(record.id)
         position: int | None = None
         if record.source not in bm25_only:
             position = vector
             vector += 1
         batch.append((row, record.id, record.document_id, record.title, record.source, record.text, position))
         sources[record.source] = sources.get(record.source, 0) + 1
+        row += 1
         if len(batch) >= 10_000:
             connection.executemany("INSERT INTO passages VALUES (?, ?, ?, ?, ?, ?, ?)", batch)
             batch.clear()
