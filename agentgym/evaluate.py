@@ -379,11 +379,14 @@ def evaluate(
 @click.option("--bootstrap", default=1000, show_default=True, help="Bootstrap resamples for the intervals.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
+@click.option("--perturb", default=None, metavar="KIND[,KIND]",
+              help="Also run with these perturbations (agentgym.wrappers) and compare clean and perturbed success.")
+@click.option("--perturb-seed", default=0, show_default=True, help="Seed of the perturbations.")
 def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max_turns: int | None, workers: int,
                  backend: str, ray_address: str | None, out: Path, tasks: str | None, env_args: tuple[str, ...],
                  agent_args: tuple[str, ...], base_url: str | None, api_key: str | None, seed: int,
                  max_repeats: int, success_threshold: float, bootstrap: int, no_progress: bool,
-                 no_plots: bool) -> None:
+                 no_plots: bool, perturb: str | None, perturb_seed: int) -> None:
     """Evaluate an agent on one or more envs (ENV or ENV1,ENV2); write RUN/trajectories.jsonl,
     summary.json, report.md and plots. Re-running the same command resumes.
 
@@ -405,21 +408,46 @@ def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max
     env_ids = [item.strip() for item in envs.split(",") if item.strip()]
     if not env_ids:
         raise click.BadParameter("name at least one env, e.g. SQL-v0 or SQL-v0,FHIR-v0")
-    out_path = Path(out)
-    try:
-        summary = evaluate(
-            env_ids, agent, out_path, n=n, k=k, samples=samples, max_turns=max_turns, workers=workers,
-            backend=backend, ray_address=ray_address, tasks=tasks, env_args=parse_assignments(env_args),
-            agent_options=options, secret_options=secrets, seed=seed, max_repeats=max_repeats,
-            success_threshold=success_threshold, bootstrap=bootstrap, progress=not no_progress,
-            plots=not no_plots,
-        )
-    except KeyboardInterrupt:
-        kept = len(TrajectoryLog(out_path / TRAJECTORIES).load())
-        click.echo(f"\ninterrupted: {kept} finished episodes are kept in {out_path / TRAJECTORIES}; run the same "
-                   "command again to resume.", err=True)
-        sys.exit(130)
-    _print_summary(summary, out_path)
+    base_args = parse_assignments(env_args)
+    runs: list[tuple[Path, dict[str, Any]]] = [(Path(out), base_args)]
+    if perturb:
+        from agentgym.wrappers import PERTURBATIONS
+
+        kinds = [kind.strip() for kind in perturb.split(",") if kind.strip()]
+        unknown = [kind for kind in kinds if kind not in PERTURBATIONS]
+        if unknown:
+            raise click.BadParameter(f"unknown perturbation(s) {unknown}; choose from {', '.join(PERTURBATIONS)}",
+                                     param_hint="--perturb")
+        runs = [(Path(out) / "clean", base_args),
+                (Path(out) / "perturbed", {**base_args, "perturb": kinds, "perturb_seed": perturb_seed})]
+    summaries = []
+    for out_path, run_env_args in runs:
+        try:
+            summary = evaluate(
+                env_ids, agent, out_path, n=n, k=k, samples=samples, max_turns=max_turns, workers=workers,
+                backend=backend, ray_address=ray_address, tasks=tasks, env_args=run_env_args,
+                agent_options=options, secret_options=secrets, seed=seed, max_repeats=max_repeats,
+                success_threshold=success_threshold, bootstrap=bootstrap, progress=not no_progress,
+                plots=not no_plots,
+            )
+        except KeyboardInterrupt:
+            kept = len(TrajectoryLog(out_path / TRAJECTORIES).load())
+            click.echo(f"\ninterrupted: {kept} finished episodes are kept in {out_path / TRAJECTORIES}; run the "
+                       "same command again to resume.", err=True)
+            sys.exit(130)
+        _print_summary(summary, out_path)
+        summaries.append(summary)
+    if perturb:
+        comparison = {
+            "perturbations": perturb.split(","), "perturb_seed": perturb_seed,
+            "clean_success_rate": summaries[0]["success_rate"],
+            "perturbed_success_rate": summaries[1]["success_rate"],
+            "drop": summaries[0]["success_rate"] - summaries[1]["success_rate"],
+        }
+        _write_json(Path(out) / "perturbation.json", comparison)
+        click.echo(f"clean success {comparison['clean_success_rate']:.1%}, perturbed "
+                   f"{comparison['perturbed_success_rate']:.1%} ({perturb}); wrote {Path(out) / 'perturbation.json'}")
+    summary = summaries[-1]
     if summary.get("unavailable"):
         problems = summary["unavailable"]
         click.echo(f"{len(problems)} episodes could not be played because the agent's server did not answer "
