@@ -98,7 +98,7 @@ def _doctor_local() -> bool:
     _report(True, "rlimits: address space, file size, CPU time" + (", processes" if os.geteuid() == 0 else
                                                                    " (processes only when run as root)"))
     if os.geteuid() == 0:
-        _report(True, "runs code as uid 65534, not root")
+        _report(True, "runs code as an unprivileged uid of its own (>= 100000), not root")
     return ok
 
 

@@ -2,13 +2,14 @@
 new PID and network namespaces (and a user namespace when not root).
 
 Its isolation is weaker than Docker's: there is no separate root file system, so code can read whatever the user
-it runs as can read on the host (as root, the supervisor drops to uid 65534 first), and memory is limited per
+it runs as can read on the host (as root, the supervisor drops to an unprivileged uid of its own first), and memory is limited per
 process (address space), not for the sandbox as a whole. Use it where no Docker daemon runs.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import os
 import resource
@@ -27,7 +28,14 @@ from agentgym.sandbox.docker_backend import parse_size
 logger = logging.getLogger(__name__)
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
-NOBODY = 65534
+SANDBOX_UID_BASE = 100_000
+_sandbox_numbers = itertools.count()
+
+
+def allocate_uid() -> int:
+    """A user id of its own for each local sandbox (run as root). The process limit (RLIMIT_NPROC) counts
+    every process of a user id across the host, so sandboxes sharing one id would starve each other."""
+    return SANDBOX_UID_BASE + (os.getpid() % 10_000) * 100 + next(_sandbox_numbers) % 100
 CPU_SECONDS = 3600  # per process; a guard against a runaway loop left behind, not a per-call timeout
 
 
@@ -116,9 +124,10 @@ class LocalSandbox(Sandbox):
         self.tmpdir.mkdir()
         super().__init__(workdir=str(real_workdir), max_output=max_output, python_prelude=python_prelude)
         self.drop_privileges = os.geteuid() == 0
+        self.uid = allocate_uid() if self.drop_privileges else os.geteuid()
         if self.drop_privileges:
             for path in (self.root, real_workdir, self.tmpdir):
-                os.chown(path, NOBODY, NOBODY)
+                os.chown(path, self.uid, self.uid)
         self.limits = {"memory": parse_size(memory), "pids": pids, "file_size": parse_size(workdir_size)}
         self.environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": str(self.tmpdir),
                             "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **env}
@@ -136,7 +145,7 @@ class LocalSandbox(Sandbox):
         resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if self.drop_privileges:
-            # Counted per real user id: only meaningful once the supervisor has dropped to uid 65534.
+            # Counted per real user id: only meaningful once the supervisor has dropped to its own uid.
             resource.setrlimit(resource.RLIMIT_NPROC, (self.limits["pids"], self.limits["pids"]))
 
     def _start(self) -> Transport:
@@ -144,7 +153,7 @@ class LocalSandbox(Sandbox):
         command = [*self.namespaces, sandbox_python(), "-I", str(WORKER_PATH), "--workdir", self.workdir,
                    "--clean", self.workdir, "--clean", str(self.tmpdir)]
         if self.drop_privileges:
-            command += ["--uid", str(NOBODY)]
+            command += ["--uid", str(self.uid)]
         for directory in (self.workdir, str(self.tmpdir)):
             for entry in Path(directory).iterdir():  # a restart starts from an empty work dir, as Docker's does
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
@@ -156,7 +165,13 @@ class LocalSandbox(Sandbox):
         return PipeTransport(self.process)
 
     def _map_path(self, path: str) -> str:
-        """Map the Docker layout's ``/work/...`` and ``/tmp/...`` onto this sandbox's own directories."""
+        """Map the Docker layout's ``/work/...`` and ``/tmp/...`` onto this sandbox's own directories.
+
+        Paths already inside this sandbox's real directories (which live under the host's /tmp) are kept.
+        """
+        for real in (self.workdir, str(self.tmpdir)):
+            if path == real or path.startswith(real + "/"):
+                return path
         for virtual, real in ((self.virtual_workdir, self.workdir), ("/tmp", str(self.tmpdir))):
             if path == virtual or path.startswith(virtual + "/"):
                 return real + path[len(virtual):]
