@@ -73,8 +73,8 @@ def build(corpus: tuple[str, ...], out: str, embedder: str | None, index_type: s
     if len(report.problems) > 50:
         error_console.print(f"[yellow]... and {len(report.problems) - 50} more problems (see manifest.json)[/]")
     resumed = f", {report.reused} reused from an interrupted build" if report.reused else ""
-    console.print(f"built {out}: {report.passages} passages ({report.embedded} embedded{resumed}), "
-                  f"index {knowledge_base.manifest['index']['type']}, {report.seconds:.1f} s")
+    click.echo(f"built {out}: {report.passages} passages ({report.embedded} embedded{resumed}), "
+               f"index {knowledge_base.manifest['index']['type']}, {report.seconds:.1f} s")
 
 
 @kb.command()

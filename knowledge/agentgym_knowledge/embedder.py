@@ -123,12 +123,19 @@ class SentenceTransformerEmbedder:
             os.environ["HF_HUB_OFFLINE"] = "1"  # never reach the hub, even for a missing file
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
             device = self._device or ("cuda" if _gpu_available() else "cpu")
+            # Loading a local 90 MB model draws a weights progress bar that would land in every command's output.
+            bar_was_enabled = transformers_logging.is_progress_bar_enabled()
+            transformers_logging.disable_progress_bar()
             try:
                 model = SentenceTransformer(str(self.path), device=device, local_files_only=True)
             except (OSError, ValueError) as error:
                 raise EmbedderError(f"could not load the embedding model at {self.path}: {error}") from error
+            finally:
+                if bar_was_enabled:
+                    transformers_logging.enable_progress_bar()
             if device.startswith("cuda"):
                 model = model.half()
             self._model = model
