@@ -254,7 +254,7 @@ def test_fhir_hostile_writes_stay_in_their_episode_and_the_store_is_byte_identic
 # ===================================================================================================== CLI
 CLI_ATTACKS = [
     "rm -rf --no-preserve-root / 2>/dev/null; rm -rf ./* ./.[!.]* 2>/dev/null; ls -A | wc -l",
-    "chmod -R 000 . 2>&1 | tail -1; chmod 777 / /etc 2>&1 | tail -1",
+    "chmod -R 000 ./* 2>&1 | tail -1; chmod 777 / /etc 2>&1 | tail -1",
     "find . -type f -exec sh -c 'echo pwned > \"$1\"' _ {} \\; 2>/dev/null; echo overwritten",
     "ln -sf /etc/passwd hijack; mv -f hijack project 2>&1 | tail -1",
     "dd if=/dev/zero of=/proc/sysrq-trigger bs=1 count=1 2>&1 | tail -1",
@@ -331,3 +331,28 @@ def test_cli_hostile_agent_leaves_fixtures_caches_and_other_sandboxes_untouched(
 
     close_pools()
     assert wait_for_no_containers() == []
+
+
+@pytest.mark.docker
+@pytest.mark.xfail(strict=True, reason=(
+    "bug: after `chmod 000 .` on the workspace root, submit raises json.decoder.JSONDecodeError out of env.step: "
+    "the verifier's Workspace.snapshot (domains/cli/agentgym_cli/workspace.py, json.loads(result.stdout)) gets "
+    "empty output; invariant 2 says no action raises (the pool then also fails to reset the sandbox: "
+    "'Permission denied: /work', and replaces it)"))
+@pytest.mark.timeout(180)
+def test_cli_unreadable_workspace_root_then_submit_is_scored_not_raised(docker_backend: str,
+                                                                      cli_tasks_path: Path) -> None:
+    from agentgym_cli.env import CliEnv
+
+    from agentgym.tasks import load_tasks
+
+    tasks = load_tasks(cli_tasks_path)
+    task = next(t for t in tasks if t.family == "organise")
+    env = CliEnv(tasks, backend=docker_backend, pool_size=1, command_timeout=10.0)
+    try:
+        env.reset(options={"task_id": task.id})
+        env.step({"name": "run_shell", "arguments": {"command": "chmod 000 ."}})
+        _, reward, terminated, _, _ = env.step({"name": "submit", "arguments": {}})
+        assert terminated and reward == 0.0
+    finally:
+        env.close()
