@@ -68,9 +68,9 @@ def _play(config: RolloutConfig, plan: list[EpisodeSpec], workers: int, backend:
 
 
 def _first_difference(first: dict[Any, dict[str, Any]], second: dict[Any, dict[str, Any]]) -> str:
-    for key in first:
-        if first[key] != second.get(key):
-            fields = [name for name in first[key] if first[key][name] != (second.get(key) or {}).get(name)]
+    for key, trajectory in first.items():
+        if trajectory != second.get(key):
+            fields = [name for name in trajectory if trajectory[name] != (second.get(key) or {}).get(name)]
             return f"{key}: fields {fields}"
     return "none"
 

@@ -43,7 +43,7 @@ def within(seconds: float, call: Callable[[], T], what: str) -> T:
     def target() -> None:
         try:
             box["value"] = call()
-        except BaseException as error:  # handed back to the test thread below
+        except BaseException as error:  # noqa: BLE001 (handed back to the test thread below)
             box["error"] = error
 
     thread = threading.Thread(target=target, daemon=True, name="reliability-deadline")
@@ -126,7 +126,7 @@ def test_sql_database_that_is_not_a_database_gives_error_observations(tmp_path: 
     env = gym.make("SQL-v0", tasks=[_sql_task(path)], max_turns=3)
     within(10, lambda: env.reset(seed=0), "reset")
     for action in ({"name": "list_tables", "arguments": {}}, COUNT):
-        observation, reward, terminated, truncated, _ = within(10, lambda a=action: env.step(a), "a step")
+        observation, _reward, _terminated, _truncated, _ = within(10, lambda a=action: env.step(a), "a step")
         assert observation.startswith("Error:") and "not a database" in observation, observation[:300]
     env.close()
 
@@ -153,7 +153,7 @@ def test_sql_locked_database_gives_error_observations_not_a_hang_then_recovers(t
     with locked(path):
         for action in ({"name": "list_tables", "arguments": {}},
                        {"name": "describe_table", "arguments": {"table": "animals"}}):
-            observation, reward, terminated, truncated, _ = within(30, lambda a=action: env.step(a), "a locked call")
+            observation, _reward, terminated, truncated, _ = within(30, lambda a=action: env.step(a), "a locked call")
             assert observation.startswith("Error:") and "locked" in observation, observation[:300]
             assert not terminated and not truncated
     observation, *_ = within(10, lambda: env.step(COUNT), "the query after the lock is gone")
@@ -170,7 +170,7 @@ def test_sql_locked_database_query_is_an_error_observation(tmp_path: Path) -> No
     env = gym.make("SQL-v0", tasks=[_sql_task(path)], timeout_s=1.0)
     within(10, lambda: env.reset(seed=0), "reset")
     with locked(path):
-        observation, reward, terminated, truncated, _ = within(30, lambda: env.step(COUNT), "a locked query")
+        observation, _reward, _terminated, _truncated, _ = within(30, lambda: env.step(COUNT), "a locked query")
         assert observation.startswith("Error:") and "locked" in observation, observation[:300]
     env.close()
 
@@ -267,7 +267,7 @@ def test_fhir_server_killed_mid_episode_gives_error_observations_and_the_env_hea
     assert '"total"' in healthy
     _kill(fhir_server["process"])
     for _ in range(3):
-        observation, reward, terminated, truncated, info = within(60, lambda: env.step(search), "a search, server down")
+        observation, reward, terminated, truncated, _info = within(60, lambda: env.step(search), "a search, server down")
         assert observation.startswith("Error:"), observation[:300]
         assert not terminated and not truncated
     # the episode can still end (the verifier may fail to read the server: reward 0, never a hang or a raise)
@@ -300,7 +300,7 @@ def test_cli_command_past_its_timeout_is_stopped_and_the_shell_goes_on(cli_tasks
     task = env.unwrapped.task_set[0]
     within(120, lambda: env.reset(options={"task_id": task.id}), "reset")
     started = time.monotonic()
-    observation, reward, terminated, truncated, _ = within(
+    observation, _reward, terminated, truncated, _ = within(
         30, lambda: env.step({"name": "run_shell", "arguments": {"command": "echo started; sleep 60"}}), "sleep 60")
     assert time.monotonic() - started < 15
     assert "timed out" in observation and "started" in observation, observation[:300]
@@ -334,7 +334,7 @@ def test_cli_container_killed_mid_call_heals_and_leaves_no_container(cli_tasks_p
     killer = threading.Thread(target=kill_soon, daemon=True)
     killer.start()
     started = time.monotonic()
-    observation, reward, terminated, truncated, _ = within(
+    observation, _reward, _terminated, _truncated, _ = within(
         60, lambda: env.step({"name": "run_shell", "arguments": {"command": "echo before; sleep 20"}}),
         "a call whose container is killed")
     killer.join(10)

@@ -10,10 +10,9 @@ import json
 import os
 from pathlib import Path
 
+import longrun
 import pytest
 from conftest import os_threads
-
-import longrun
 
 
 def _check(report: longrun.Report) -> None:
