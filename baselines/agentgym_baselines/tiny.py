@@ -47,7 +47,7 @@ def _corpus(seed: int) -> list[str]:
     return lines
 
 
-def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 1024) -> Any:
+def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 2048) -> Any:
     """A byte-level BPE `PreTrainedTokenizerFast` with Qwen's special tokens and TRL's Qwen3 chat template.
 
     eos is `<|im_end|>` (TRL cuts tool-result wrappers at the last eos), pad is `<|endoftext|>`, padding left.
@@ -57,7 +57,7 @@ def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 1024) -> Any:
     from trl.chat_template_utils import qwen3_chat_template
 
     backend = Tokenizer(models.BPE())
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     backend.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
