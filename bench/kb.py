@@ -1,0 +1,243 @@
+"""Knowledge-base benchmark: prints one JSON object with each figure, its target and whether it is met.
+
+    python bench/kb.py                      # full run (about 10 minutes on 2 CPU cores)
+    python bench/kb.py --large 200000       # smaller "1M" memory run, for a quick look
+
+Figures (issue 5):
+- query_ms_median_100k: a dense query end to end (embed + FAISS search + fetch text) at 100K passages, median;
+  target at most 10 ms, and at most 1.2x the bare `model.encode` + raw FAISS search on the same index
+  (`query_overhead_ratio`). Hybrid (dense + BM25 + fusion) is reported too, without a target.
+  Embedding 100K passages with MiniLM takes about 6 minutes on 2 cores, so the bench embeds a few thousand real
+  passages and makes the 100K index vectors by perturbing those (unit-normalised); queries are embedded for
+  real by the shipped model.
+- build_vs_encode_ratio: KnowledgeBase.build passages/s over bare `encode` passages/s, same texts, same model;
+  target at least 0.8.
+- memory_1m_bytes: peak resident memory of a fresh process that loads a 1M-passage knowledge base with the
+  compressed (IVF-PQ) index and answers dense, BM25 and hybrid queries with the real model loaded; target at most
+  1 GiB. The 1M vectors are random (unit-normalised): memory does not depend on their values.
+- medquad_recall@10: on the MedQuAD sample (each question against its own answer), hybrid recall@10 must be at
+  least the better of dense and BM25.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agentgym_knowledge import KnowledgeBase, SentenceTransformerEmbedder
+from agentgym_knowledge.clinical_facts import fact_passages
+from agentgym_knowledge.evaluate import evaluate, load_questions
+from agentgym_knowledge.index import load_index
+
+REPO = Path(__file__).resolve().parents[1]
+MEDQUAD_SAMPLE = REPO / ".." / "shared" / "data" / "samples" / "medquad_sample.jsonl"
+
+
+class PrecomputedEmbedder:
+    """Hands out prepared vectors in build order, then embeds queries with the real model.
+
+    Its identity is the real model's, so the knowledge base loads later with the real model as usual.
+    """
+
+    def __init__(self, real: SentenceTransformerEmbedder, vectors: np.ndarray) -> None:
+        self.real = real
+        self.vectors = vectors
+        self.position = 0
+
+    @property
+    def dimension(self) -> int:
+        return self.real.dimension
+
+    def identity(self) -> dict[str, Any]:
+        return self.real.identity()
+
+    def encode(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        if self.position < len(self.vectors):
+            block = self.vectors[self.position : self.position + len(texts)]
+            self.position += len(texts)
+            return block
+        return self.real.encode(texts, batch_size)
+
+
+def synthetic_texts(count: int, seed: int) -> list[str]:
+    """Sentences of 20-60 words drawn from the vocabulary of our clinical facts (nonsense, but medical words)."""
+    vocabulary = sorted({word.strip(".,;:()").lower() for *_, text in fact_passages() for word in text.split()
+                         if len(word.strip(".,;:()")) > 2})
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(vocabulary, k=rng.randint(20, 60))) + "." for _ in range(count)]
+
+
+def write_corpus(path: Path, texts: list[str], prefix: str) -> Path:
+    with path.open("w") as handle:
+        for number, text in enumerate(texts):
+            handle.write(json.dumps({"id": f"{prefix}{number}", "text": text, "source": f"s{number % 10}"}) + "\n")
+    return path
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def bench_build(real: SentenceTransformerEmbedder, work: Path, count: int) -> tuple[dict[str, Any], np.ndarray]:
+    texts = synthetic_texts(count, seed=1)
+    real.encode(texts[:64])  # warm up threads and kernels before either timing
+    started = time.perf_counter()
+    vectors = real.encode(texts)
+    encode_rate = count / (time.perf_counter() - started)
+    corpus = write_corpus(work / "build.jsonl", texts, "b")
+    started = time.perf_counter()
+    KnowledgeBase.build(corpus, work / "build_kb", embedder=real, index="flat").close()
+    build_rate = count / (time.perf_counter() - started)
+    ratio = build_rate / encode_rate
+    return {"passages": count, "encode_passages_per_s": round(encode_rate, 1),
+            "build_passages_per_s": round(build_rate, 1),
+            "build_vs_encode_ratio": {"value": round(ratio, 3), "target": ">= 0.8", "ok": ratio >= 0.8}}, vectors
+
+
+def bench_query(real: SentenceTransformerEmbedder, base_vectors: np.ndarray, work: Path, count: int,
+                queries: int) -> dict[str, Any]:
+    texts = synthetic_texts(count, seed=2)
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, len(base_vectors), size=count)
+    vectors = unit(base_vectors[picks] + rng.normal(0, 0.02, size=(count, base_vectors.shape[1])))
+    corpus = write_corpus(work / "query.jsonl", texts, "q")
+    started = time.perf_counter()
+    knowledge_base = KnowledgeBase.build(corpus, work / "query_kb", embedder=PrecomputedEmbedder(real, vectors))
+    build_seconds = time.perf_counter() - started
+    knowledge_base = KnowledgeBase.load(work / "query_kb", embedder=real)
+    raw_index = load_index(work / "query_kb" / "index.faiss", knowledge_base.manifest["index"])
+    model = real.model
+    query_texts = [" ".join(text.split()[:8]) for text in random.Random(3).sample(texts, queries)]
+    for text in query_texts[:10]:  # warm up both paths
+        knowledge_base.search(text, k=10, mode="dense")
+        raw_index.search(model.encode([text], normalize_embeddings=True), 10)
+    end_to_end, bare, hybrid = [], [], []
+    for text in query_texts:  # interleaved, so load on the machine hits both paths alike
+        started = time.perf_counter()
+        vector = model.encode([text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        raw_index.search(np.asarray(vector, dtype=np.float32), 10)
+        bare.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        knowledge_base.search(text, k=10, mode="dense")
+        end_to_end.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        knowledge_base.search(text, k=10, mode="hybrid")
+        hybrid.append(time.perf_counter() - started)
+    median_ms = statistics.median(end_to_end) * 1000
+    bare_ms = statistics.median(bare) * 1000
+    ratio = median_ms / bare_ms
+    return {
+        "passages": count, "index": knowledge_base.manifest["index"]["type"], "queries": queries,
+        "build_seconds_with_precomputed_vectors": round(build_seconds, 1),
+        "query_ms_median_100k": {"value": round(median_ms, 2), "target": "<= 10", "ok": median_ms <= 10},
+        "bare_embed_plus_faiss_ms_median": round(bare_ms, 2),
+        "query_overhead_ratio": {"value": round(ratio, 3), "target": "<= 1.2", "ok": ratio <= 1.2},
+        "hybrid_query_ms_median": round(statistics.median(hybrid) * 1000, 2),
+    }
+
+
+def bench_memory(real: SentenceTransformerEmbedder, work: Path, count: int) -> dict[str, Any]:
+    rng = np.random.default_rng(4)
+    texts = synthetic_texts(20_000, seed=5)
+    corpus = work / "large.jsonl"
+    with corpus.open("w") as handle:
+        for number in range(count):
+            handle.write(json.dumps({"id": f"m{number}", "text": texts[number % len(texts)] + f" item{number}",
+                                     "source": f"s{number % 10}"}) + "\n")
+
+    class RandomEmbedder(PrecomputedEmbedder):
+        def encode(self, batch: list[str], batch_size: int | None = None) -> np.ndarray:
+            return unit(rng.normal(size=(len(batch), self.dimension)).astype(np.float32))
+
+    started = time.perf_counter()
+    KnowledgeBase.build(corpus, work / "large_kb", embedder=RandomEmbedder(real, np.zeros((0, 1))),
+                        index="ivfpq", shard_size=50_000).close()
+    build_seconds = time.perf_counter() - started
+    corpus.unlink()
+    probe = subprocess.run([sys.executable, __file__, "--memory-probe", str(work / "large_kb")],
+                           capture_output=True, text=True, check=True)
+    measured = json.loads(probe.stdout.strip().splitlines()[-1])
+    limit = 1 << 30
+    return {"passages": count, "build_seconds_random_vectors": round(build_seconds, 1), **measured,
+            "memory_1m_bytes": {"value": measured["peak_rss_bytes"], "target": f"<= {limit} (1 GiB)",
+                                "ok": measured["peak_rss_bytes"] <= limit}}
+
+
+def memory_probe(path: str) -> None:
+    """Run in a fresh process: load the KB, search it in every mode, print resident memory as JSON."""
+    before = _rss()
+    knowledge_base = KnowledgeBase.load(path)
+    for query in ("metformin kidney function", "potassium monitoring after lisinopril", "inhaled steroid asthma"):
+        for mode in ("dense", "bm25", "hybrid"):
+            knowledge_base.search(query, k=10, mode=mode)
+    print(json.dumps({"index": knowledge_base.manifest["index"]["type"],
+                      "kb_size_on_disk_bytes": knowledge_base.info()["size_bytes"],
+                      "rss_before_load_bytes": before, "rss_bytes": _rss(), "peak_rss_bytes": _rss("VmHWM")}))
+
+
+def _rss(field: str = "VmRSS") -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{field} not in /proc/self/status (Linux only)")
+
+
+def bench_medquad(real: SentenceTransformerEmbedder, work: Path) -> dict[str, Any]:
+    if not MEDQUAD_SAMPLE.is_file():
+        return {"skipped": f"{MEDQUAD_SAMPLE} not found"}
+    questions = work / "medquad_questions.jsonl"
+    with questions.open("w") as handle:
+        for line in MEDQUAD_SAMPLE.read_text().splitlines():
+            record = json.loads(line)
+            handle.write(json.dumps({"query": record["question"], "id": record["id"]}) + "\n")
+    knowledge_base = KnowledgeBase.build(MEDQUAD_SAMPLE, work / "medquad_kb", embedder=real)
+    results = evaluate(knowledge_base, load_questions(questions), ks=[1, 10])
+    recall = {mode: values["recall@10"] for mode, values in results["modes"].items()}
+    best_single = max(recall["dense"], recall["bm25"])
+    return {"questions": results["questions"], "passages": len(knowledge_base), "modes": results["modes"],
+            "hybrid_recall@10_vs_best_single": {"value": recall["hybrid"], "target": f">= {best_single}",
+                                                "ok": recall["hybrid"] >= best_single}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build-passages", type=int, default=3000)
+    parser.add_argument("--query-passages", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--large", type=int, default=1_000_000)
+    parser.add_argument("--memory-probe", help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.memory_probe:
+        memory_probe(arguments.memory_probe)
+        return
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    real = SentenceTransformerEmbedder()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="agentgym-kb-bench-") as folder:
+        work = Path(folder)
+        build, base_vectors = bench_build(real, work, arguments.build_passages)
+        query = bench_query(real, base_vectors, work, arguments.query_passages, arguments.queries)
+        medquad = bench_medquad(real, work)
+        memory = bench_memory(real, work, arguments.large)
+    figures = [build["build_vs_encode_ratio"], query["query_ms_median_100k"], query["query_overhead_ratio"],
+               memory["memory_1m_bytes"], medquad.get("hybrid_recall@10_vs_best_single", {"ok": False})]
+    print(json.dumps({
+        "bench": "kb", "cpu_threads": os.cpu_count(), "seconds": round(time.perf_counter() - started, 1),
+        "build": build, "query": query, "memory": memory, "medquad": medquad,
+        "ok": all(figure["ok"] for figure in figures),
+    }))
+
+
+if __name__ == "__main__":
+    main()
