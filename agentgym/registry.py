@@ -72,6 +72,9 @@ def register(
     """
     if id in _RECORDS and id in gym.registry:
         return  # registering the same plugin twice (e.g. `load_plugins(force=True)`) is harmless
+    # Gymnasium's passive checker breaks an env whose first reset raised (its saved state stays None); our
+    # envs are checked by `agentgym check` instead. A plugin may still ask for it.
+    gym_options.setdefault("disable_env_checker", True)
     gym.register(id=id, entry_point=EnvFactory(entry_point), kwargs=dict(kwargs or {}), **gym_options)
     _RECORDS[id] = EnvRecord(
         id=id,

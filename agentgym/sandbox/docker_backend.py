@@ -193,6 +193,12 @@ class DockerSandbox(Sandbox):
             logger.warning("could not remove container %s (%s); `agentgym sandbox prune` removes it later",
                            container.short_id, error)
 
+    def _destroy(self) -> None:
+        super()._destroy()
+        # The client's connection pool holds sockets to the daemon (more after each restart, since an attach
+        # connection is never returned to the pool): close it with the sandbox.
+        self.client.close()
+
     @property
     def container_id(self) -> str | None:
         """The Docker id of the current container (it changes if the container had to be recreated)."""

@@ -518,6 +518,10 @@ def _empty_directory(directory: str) -> None:
         else:
             os.unlink(path)
 
+    try:
+        os.chmod(directory, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    except PermissionError:
+        pass  # not ours to restore (the local backend's root-owned dirs); listing shows whether it matters
     for name in os.listdir(directory):
         path = os.path.join(directory, name)
         if os.path.isdir(path) and not os.path.islink(path):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from conftest import HERE
+HERE = Path(__file__).resolve().parent
 
 from agentgym.cli import main
 from agentgym.tasks import save_tasks

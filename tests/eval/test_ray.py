@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from conftest import HERE
+HERE = Path(__file__).resolve().parent
 
 from agentgym.cli import main
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import docker_client
+from reliability_support import docker_client
 
 import agentgym
 from agentgym.parallel import EnvSpec, EpisodeResult, EpisodeSpec, RolloutConfig, run_rollouts

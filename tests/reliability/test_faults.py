@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import gymnasium as gym
 import pytest
-from conftest import wait_for_no_containers
+from reliability_support import wait_for_no_containers
 
 import agentgym  # noqa: F401  (registers the envs)
 from agentgym import Task
@@ -93,14 +93,6 @@ def test_sql_missing_database_is_a_clear_error_at_reset(tmp_path: Path) -> None:
     env.close()
 
 
-GYMNASIUM_CHECKER_BUG = (
-    "bug: when the first reset() of an env made by gym.make raises (here: a missing database), a later successful "
-    "reset is followed by a TypeError on the first step(), from gymnasium 1.4's PassiveEnvChecker "
-    "(env_data_reuse_passive_checker gets _previous_data=None); agentgym/registry.py could register with "
-    "disable_env_checker=True (agentgym check runs check_env itself)")
-
-
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=GYMNASIUM_CHECKER_BUG)
 def test_sql_same_env_works_after_a_failed_reset(tmp_path: Path) -> None:
     missing = tmp_path / "late.sqlite"
     env = gym.make("SQL-v0", tasks=[_sql_task(missing)])
@@ -113,13 +105,6 @@ def test_sql_same_env_works_after_a_failed_reset(tmp_path: Path) -> None:
     env.close()
 
 
-SQL_SIGNALS_BUG = (
-    "bug: SqlEnv.process_signals (domains/sql/agentgym_sql/env.py, _names_exist -> engine.schema_names) lets "
-    "sqlite3 errors escape env.step for execute_sql/submit when the database is locked or not a database; "
-    "invariant 2 says no action raises")
-
-
-@pytest.mark.xfail(strict=True, raises=sqlite3.DatabaseError, reason=SQL_SIGNALS_BUG)
 def test_sql_database_that_is_not_a_database_gives_error_observations(tmp_path: Path) -> None:
     path = tmp_path / "garbage.sqlite"
     path.write_bytes(os.urandom(8192))
@@ -162,7 +147,6 @@ def test_sql_locked_database_gives_error_observations_not_a_hang_then_recovers(t
     env.close()
 
 
-@pytest.mark.xfail(strict=True, raises=sqlite3.OperationalError, reason=SQL_SIGNALS_BUG)
 @pytest.mark.timeout(120)
 def test_sql_locked_database_query_is_an_error_observation(tmp_path: Path) -> None:
     path = tmp_path / "locked.sqlite"
@@ -233,9 +217,6 @@ def fhir_server(fhir_store_path: Path) -> Iterator[dict[str, Any]]:
         _kill(server["process"])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: gym.make('FHIR-v0', server=URL) with the server down raises a bare "
-                   "httpx.ConnectError '[Errno 111] Connection refused' that names neither the URL nor a fix "
-                   "(agentgym_fhir/env.py make_env -> ServerSession / tasks.generate)")
 def test_fhir_server_down_at_make_is_a_clear_error_naming_the_url() -> None:
     url = f"http://127.0.0.1:{_free_port()}/fhir"
     with pytest.raises(Exception) as raised:
@@ -317,7 +298,7 @@ def test_cli_command_past_its_timeout_is_stopped_and_the_shell_goes_on(cli_tasks
 @pytest.mark.timeout(300)
 def test_cli_container_killed_mid_call_heals_and_leaves_no_container(cli_tasks_path: Path,
                                                                    docker_backend: str) -> None:
-    from conftest import docker_client
+    from reliability_support import docker_client
 
     from agentgym.sandbox import close_pools
 
@@ -355,13 +336,9 @@ def test_cli_container_killed_mid_call_heals_and_leaves_no_container(cli_tasks_p
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: each restart of a DockerSandbox whose container died leaks about 3 file descriptors, still open after "
-    "close() (agentgym/sandbox/docker_backend.py _start_once / SocketTransport; base.py _recover); a week-long "
-    "run whose containers get OOM-killed runs out of descriptors"))
 @pytest.mark.timeout(180)
 def test_sandbox_restarts_after_a_killed_container_leak_no_file_descriptors(docker_backend: str) -> None:
-    from conftest import docker_client, open_fds
+    from reliability_support import docker_client, open_fds
 
     from agentgym.sandbox import Sandbox
 

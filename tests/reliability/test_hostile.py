@@ -16,7 +16,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
-from conftest import checksums, sqlite_family, wait_for_no_containers
+from reliability_support import checksums, sqlite_family, wait_for_no_containers
 
 import agentgym  # noqa: F401  (registers the envs)
 from agentgym.agents import OracleAgent
@@ -334,11 +334,6 @@ def test_cli_hostile_agent_leaves_fixtures_caches_and_other_sandboxes_untouched(
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: after `chmod 000 .` on the workspace root, submit raises json.decoder.JSONDecodeError out of env.step: "
-    "the verifier's Workspace.snapshot (domains/cli/agentgym_cli/workspace.py, json.loads(result.stdout)) gets "
-    "empty output; invariant 2 says no action raises (the pool then also fails to reset the sandbox: "
-    "'Permission denied: /work', and replaces it)"))
 @pytest.mark.timeout(180)
 def test_cli_unreadable_workspace_root_then_submit_is_scored_not_raised(docker_backend: str,
                                                                       cli_tasks_path: Path) -> None:

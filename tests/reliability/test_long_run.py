@@ -12,7 +12,7 @@ from pathlib import Path
 
 import longrun
 import pytest
-from conftest import os_threads
+from reliability_support import os_threads
 
 
 def _check(report: longrun.Report) -> None:

@@ -270,7 +270,10 @@ class Workspace:
         result = self.sandbox.run_python(code, timeout=120)
         if not result.ok or result.truncated:
             raise SandboxError(f"could not list the work dir (exit {result.exit_code}): {result.stderr[-500:]}")
-        value = json.loads(result.stdout)
+        try:
+            value = json.loads(result.stdout)
+        except json.JSONDecodeError:  # e.g. the agent made the work dir unreadable (`chmod 000 .`)
+            raise SandboxError(f"could not list the work dir: {(result.stderr or result.stdout)[-500:]!r}") from None
         return value if value is None else dict(value)
 
     def baseline(self) -> Snapshot:

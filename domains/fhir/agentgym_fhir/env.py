@@ -44,6 +44,17 @@ class ServerSession:
         self._client = client or httpx.Client(timeout=timeout, headers={"Accept": "application/fhir+json"})
         self._created: list[tuple[str, str]] = []
 
+    def check_reachable(self) -> None:
+        """Ask the server for its CapabilityStatement; raise `ConnectionError` naming the URL if it can't answer."""
+        import httpx
+
+        try:
+            self._client.get(f"{self.base_url}/metadata")
+        except httpx.HTTPError as error:
+            raise ConnectionError(
+                f"cannot reach the FHIR server at {self.base_url} ({type(error).__name__}: {error}); start one with "
+                "`agentgym fhir serve STORE --port 8080` or check the URL") from error
+
     def _error(self, response: Any) -> Exception:
         from agentgym_fhir.errors import FhirError
 
@@ -229,6 +240,8 @@ def make_env(*, store: Any = None, server: str | None = None, tasks: Any = None,
         **kwargs: `ToolEnv` options (max_turns, reward_weights, output_limit...).
     """
     session = ServerSession(server) if server else None
+    if session is not None:
+        session.check_reachable()
     data = None if session is not None else open_store(store, patients=patients, seed=seed)
     if tasks is None:
         if session is not None:

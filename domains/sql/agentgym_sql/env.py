@@ -32,6 +32,7 @@ from .data.engines import (
     DuckdbEngine,
     Engine,
     PostgresEngine,
+    SqlError,
     SqliteEngine,
 )
 from .tasks import default_tasks, transpile
@@ -193,8 +194,8 @@ class SqlEnv(ToolEnv):
             tree = _parse(sql, self.backend)
             signals["parses"] = 1.0
             signals["names_exist"] = float(self._names_exist(tree, state))
-        except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError):
-            pass
+        except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError, SqlError):
+            pass  # a query that does not parse, or a database that cannot be read, earns no signal
         if call.name == "execute_sql":
             signals["executes"] = float(outcome.ok)
             rows = state.last_rows if outcome.ok else None

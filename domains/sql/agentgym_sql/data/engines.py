@@ -144,9 +144,18 @@ class Engine:
     def quote(self, identifier: str) -> str:
         return '"' + identifier.replace('"', '""') + '"'
 
+    driver_errors: tuple[type[Exception], ...] = ()
+
     def schema_names(self) -> dict[str, set[str]]:
-        """Lower-cased table name -> lower-cased column names (for the 'names exist' process signal)."""
-        return {table.lower(): {c.name.lower() for c in self.describe(table).columns} for table in self.tables()}
+        """Lower-cased table name -> lower-cased column names (for the 'names exist' process signal).
+
+        Raises `SqlError` when the database cannot be read (locked, corrupt, gone).
+        """
+        try:
+            return {table.lower(): {c.name.lower() for c in self.describe(table).columns}
+                    for table in self.tables()}
+        except self.driver_errors as error:
+            raise SqlError(f"cannot read the database schema: {error}") from error
 
     def close(self) -> None:
         raise NotImplementedError
@@ -187,6 +196,7 @@ class SqliteEngine(Engine):
     """SQLite opened `mode=ro` through a URI, with the read-only authorizer and a progress-handler timeout."""
 
     dialect = "sqlite"
+    driver_errors = (sqlite3.Error,)
 
     def __init__(self, path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.path = Path(path)
@@ -331,6 +341,9 @@ class DuckdbEngine(Engine):
         self.path = Path(path)
         if not self.path.exists():
             raise FileNotFoundError(f"no DuckDB database at {self.path}")
+        import duckdb
+
+        self.driver_errors = (duckdb.Error,)
         self.timeout_s = timeout_s
         self._cursor = _duckdb_database(self.path).cursor()
         self._describe_cache: dict[str, TableInfo] = {}
@@ -394,6 +407,7 @@ class PostgresEngine(Engine):
     def __init__(self, dsn: str, schema: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         import psycopg
 
+        self.driver_errors = (psycopg.Error,)
         self.schema = schema
         self.timeout_s = timeout_s
         options = (f"-c search_path={schema} -c default_transaction_read_only=on "
