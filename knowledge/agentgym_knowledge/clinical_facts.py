@@ -420,8 +420,8 @@ def lab_passage(lab: Lab) -> str:
 def condition_passage(condition: Condition) -> str:
     """The passage text for one condition."""
     return " ".join([
-        f"{condition.name[0].upper() + condition.name[1:]} (ICD-10-CM {condition.icd10}) is "
-        f"{condition.summary}.",
+        (f"{condition.name[0].upper() + condition.name[1:]} (ICD-10-CM {condition.icd10}) is "
+        f"{condition.summary}."),
         _sentence(f"Diagnosis: {condition.diagnosis}"),
         _sentence(f"Management: {condition.management}"),
     ])

@@ -47,8 +47,7 @@ RRF_CONSTANT = 60  # the usual reciprocal-rank-fusion constant: damps the weight
 DEFAULT_SHARD_SIZE = 4096
 MAX_BM25_TERMS = 32
 _STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i in is it its of on or that the their there "
-    "these this to was what when where which who why will with you your".split()
+    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "has", "have", "how", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "their", "there", "these", "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your"]
 )
 
 
@@ -126,8 +125,14 @@ class _Progress:
         self.enabled = enabled
         self._bar: Any = None
         if enabled:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, \
-                TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                ProgressColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
             from rich.text import Text
 
             class RateColumn(ProgressColumn):

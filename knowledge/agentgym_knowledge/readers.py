@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.etree import ElementTree
 
 DEFAULT_CHUNK_SIZE = 200  # words; all-MiniLM-L6-v2 reads at most 256 word pieces, about 200 English words
 DEFAULT_OVERLAP = 40  # words shared by consecutive chunks of one document
@@ -130,8 +130,8 @@ def chunk_text(text: str, chunk_size: int = DEFAULT_CHUNK_SIZE, overlap: int = D
     current_words = 0
     index = 0
     while index < len(sentences):
-        sentence = sentences[index]
-        if current and current_words + len(sentence) > chunk_size:
+        sentence_words = sentences[index]
+        if current and current_words + len(sentence_words) > chunk_size:
             chunks.append(" ".join(" ".join(s) for s in current))
             carried: list[list[str]] = []
             carried_words = 0
@@ -142,8 +142,8 @@ def chunk_text(text: str, chunk_size: int = DEFAULT_CHUNK_SIZE, overlap: int = D
                 carried_words += len(previous)
             current, current_words = carried, carried_words
             continue
-        current.append(sentence)
-        current_words += len(sentence)
+        current.append(sentence_words)
+        current_words += len(sentence_words)
         index += 1
     if current:
         chunks.append(" ".join(" ".join(s) for s in current))
@@ -266,9 +266,9 @@ def iter_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             yield path
             continue
         for child in sorted(path.rglob("*")):
-            if child.is_file() and not any(part.startswith(".") for part in child.relative_to(path).parts):
-                if child.suffix.lower() not in SKIPPED_SUFFIXES:
-                    yield child
+            hidden = any(part.startswith(".") for part in child.relative_to(path).parts)
+            if child.is_file() and not hidden and child.suffix.lower() not in SKIPPED_SUFFIXES:
+                yield child
 
 
 def read_documents(paths: Iterable[str | Path], report: ReadReport) -> Iterator[Document]:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Annotated
 
 import pydantic
-from agentgym import Tool, ToolError, tool
 
-from agentgym_knowledge.kb import KnowledgeBase, QueryTruncatedWarning
+from agentgym import Tool, ToolError, tool
+from agentgym_knowledge.kb import KnowledgeBase, Passage, QueryTruncatedWarning
 
 MAX_RESULTS = 20
 PASSAGE_CHARS = 1200  # per passage shown to the agent; whole passages would crowd the context
@@ -29,7 +29,7 @@ _DEFAULT_SOURCES = (
 )
 
 
-def render_passages(passages: list, notes: list[str]) -> str:
+def render_passages(passages: list[Passage], notes: list[str]) -> str:
     """Number the passages with id, source, title and text, after any notes (such as a truncated query)."""
     lines = [f"Note: {note}" for note in notes]
     if not passages:

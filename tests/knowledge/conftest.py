@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from agentgym_knowledge import KnowledgeBase, SentenceTransformerEmbedder
 
 # Our own short passages: two sources, distinct topics, one rare keyword ("zorblax") only BM25 can key on.

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 import simple_icd_10_cm as icd
-
 from agentgym_knowledge import KnowledgeBase
 from agentgym_knowledge.clinical_facts import CONDITIONS, DRUGS, LABS
 from agentgym_knowledge.default import default_kb_path, default_knowledge_base

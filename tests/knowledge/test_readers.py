@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
 import pytest
-
 from agentgym_knowledge.readers import ReadReport, chunk_text, read_passages
 
 MEDQUAD_XML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -68,7 +68,7 @@ def test_plain_text_split_at_sentences_with_overlap(tmp_path: Path) -> None:
         assert len(passage.text.split()) <= 30
         assert passage.text.startswith("Sentence") and passage.text.endswith("words.")  # whole sentences
         assert passage.document_id == "notes"
-    for first, second in zip(passages, passages[1:]):
+    for first, second in itertools.pairwise(passages):
         assert first.text.split(". ")[-1] in second.text  # consecutive chunks share the last sentence
     assert [p.id for p in passages] == [f"notes#{i}" for i in range(len(passages))]
     assert report.split_documents == 0  # text files are expected to be cut; that is not a warning
