@@ -263,7 +263,6 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._env.reset(options={"task_id": str(row["task_id"])})
         self._started, self._done, self._submitted, self._reward = True, False, False, 0.0
         self._calls, self._failures = {}, {}
-        return None
 
     def get_reward(self) -> float:
         """The verifier's score of the episode (with the env's reward weights); 0.0 if nothing was submitted."""
@@ -312,7 +311,8 @@ def _make_tool_method(signature: FlatSignature) -> Callable[..., str]:
 def _execute_code_method() -> Callable[..., str]:
     from agentgym_baselines.codeact import run_code_block
 
-    def execute_code(self, code: str) -> str:  # type: ignore[no-untyped-def]  (TRL: `self` must be bare)
+    # `self` stays unannotated: transformers reads every annotated parameter into the tool schema.
+    def execute_code(self, code: str) -> str:  # type: ignore[no-untyped-def]
         """Run a Python code block. The environment's tools are available in it as functions; print what you
         want to see.
 
@@ -393,7 +393,7 @@ def _rebuild_class(env_id: str, codeact: bool, env_kwargs: dict[str, Any]) -> ty
     return environment_factory(env_id, codeact=codeact, **env_kwargs)
 
 
-def _reduce_class(cls: type[AgentGymEnvironment]) -> Any:
+def _reduce_class(cls: Any) -> Any:
     if not cls._env_id:
         return cls.__qualname__  # the base class pickles by name
     return _rebuild_class, (cls._env_id, cls._codeact, dict(cls._env_kwargs))

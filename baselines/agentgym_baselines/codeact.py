@@ -161,7 +161,7 @@ def run_code_block(environment: AgentGymEnvironment, code: str, *, line_budget: 
         error_text = str(error)
     except CodeBudgetExceeded as error:
         error_text = f"Error: {error}"
-    except Exception as error:  # the model's code failing is an observation for the model, not a crash
+    except Exception as error:  # noqa: BLE001 (the model's code failing is an observation for the model, not a crash)
         error_text = f"Error: {type(error).__name__}: {error}"
     finally:
         sys.settrace(previous_trace)

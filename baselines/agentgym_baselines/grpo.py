@@ -42,11 +42,12 @@ class AgentGRPOTrainer(GRPOTrainer):
         return output
 
     def _log_episode_metrics(self, output: dict[str, Any]) -> None:
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if getattr(self.model, "training", False) else "eval"
         metrics = self._metrics[mode]
         turns = turns_per_completion(output["completion_mask"], output.get("tool_mask")).float()
         metrics["episodes/assistant_turns"].append(self.accelerator.gather(turns).mean().item())
-        environments = [e for e in (self.environments or []) if isinstance(e, AgentGymEnvironment)]
+        candidates: list[Any] = list(self.environments or [])
+        environments = [e for e in candidates if isinstance(e, AgentGymEnvironment)]
         if not environments:
             return
         stats = [environment._episode_stats() for environment in environments]

@@ -14,12 +14,7 @@ TINY_MODEL_SPEC = "tiny:random"
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 ADDED_TOKENS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"]
 
-_WORDS = (
-    "the a an of to in is it that for on with as by at from this be are was or which answer task tool call "
-    "submit result error table query select where count sum name value number word city color apple river "
-    "stone cloud lookup search patient record code python print def return import json true false none "
-    "first last total average find list show rows column order group limit and not yes no"
-).split()
+_WORDS = ["the", "a", "an", "of", "to", "in", "is", "it", "that", "for", "on", "with", "as", "by", "at", "from", "this", "be", "are", "was", "or", "which", "answer", "task", "tool", "call", "submit", "result", "error", "table", "query", "select", "where", "count", "sum", "name", "value", "number", "word", "city", "color", "apple", "river", "stone", "cloud", "lookup", "search", "patient", "record", "code", "python", "print", "def", "return", "import", "json", "true", "false", "none", "first", "last", "total", "average", "find", "list", "show", "rows", "column", "order", "group", "limit", "and", "not", "yes", "no"]
 
 
 def _corpus(seed: int) -> list[str]:
@@ -31,10 +26,10 @@ def _corpus(seed: int) -> list[str]:
 
     rng = random.Random(seed)
     boilerplate = [qwen3_chat_template, DEFAULT_SYSTEM_PROMPT + CODE_SYSTEM_SUFFIX,
-                   '{"type": "function", "function": {"name": "submit", "description": "Submit your final answer '
-                   'and end the episode. Call this exactly once, when you are done.", "parameters": {"type": '
-                   '"object", "properties": {"answer": {"description": "The final answer to the task."}}}, '
-                   '"return": {"type": "string"}}}']
+                   ('{"type": "function", "function": {"name": "submit", "description": "Submit your final answer '
+                    'and end the episode. Call this exactly once, when you are done.", "parameters": {"type": '
+                    '"object", "properties": {"answer": {"description": "The final answer to the task."}}}, '
+                    '"return": {"type": "string"}}}')]
     lines: list[str] = boilerplate * 20
     for _ in range(400):
         words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(3, 12)))

@@ -48,10 +48,16 @@ class RunSettings:
 
 
 class MetricsFile(TrainerCallback):
-    """Appends every logged metrics dict, with its step, to `OUTPUT/metrics.jsonl`."""
+    """Appends every logged metrics dict, with its step, to `OUTPUT/metrics.jsonl` (restarted by a new run,
+    continued by a resumed one)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                       **kwargs: Any) -> None:
+        if state.global_step == 0 and state.is_world_process_zero:
+            self.path.unlink(missing_ok=True)  # a new run (not a resume) starts a new file
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
@@ -147,7 +153,8 @@ def run_training(settings: RunSettings) -> dict[str, Any]:
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=checkpoint)
     trainer.save_model(settings.output_dir)
-    trainer.processing_class.save_pretrained(settings.output_dir)
+    if trainer.processing_class is not None:
+        trainer.processing_class.save_pretrained(settings.output_dir)
     history = [entry for entry in trainer.state.log_history if "reward" in entry]
     summary: dict[str, Any] = {
         "method": settings.method,

@@ -179,7 +179,7 @@ class TTOPDTrainer(AgentGRPOTrainer):
         prompts = [list(row["prompt"]) for row in inputs]
         if config.hint == "none":
             return prompts
-        environments = self.environments or []
+        environments: list[Any] = list(self.environments or [])
         if len(environments) != len(prompts) or not all(isinstance(e, AgentGymEnvironment) for e in environments):
             raise TypeError("TT-OPD hints need agentgym environments: pass "
                             "environment_factory=agentgym_baselines.adapter.environment_factory(ENV_ID)")
@@ -266,7 +266,7 @@ class TTOPDTrainer(AgentGRPOTrainer):
         surrogate = sign.unsqueeze(1) * k1 * (student_logps - student_logps.detach() + 1.0)
         tokens = mask.sum().clamp(min=1.0)
         loss = (surrogate * mask).sum() / tokens
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if getattr(self.model, "training", False) else "eval"
         metrics = self._metrics[mode]
         metrics["ttopd/reverse_kl"].append(self.accelerator.gather((k1 * mask).sum() / tokens).mean().item())
         model_tokens = model_token_mask(inputs["completion_mask"], inputs.get("tool_mask")).sum().clamp(min=1)

@@ -5,7 +5,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import toy_env  # noqa: E402
+import toy_env
 
 toy_env.register()
 

@@ -8,9 +8,6 @@ from typing import Any
 import gymnasium as gym
 import pytest
 import toy_env
-from transformers.utils import get_json_schema
-
-import agentgym
 from agentgym_baselines.adapter import (
     EpisodeOver,
     ToolCallFailed,
@@ -20,6 +17,9 @@ from agentgym_baselines.adapter import (
 )
 from agentgym_baselines.codeact import enable_codeact_parsing
 from agentgym_baselines.tiny import build_tiny_tokenizer
+from transformers.utils import get_json_schema
+
+import agentgym
 
 ENV = toy_env.ENV_ID
 

@@ -13,17 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import toy_env
 import torch
-from click.testing import CliRunner
-from forcing import force_generations, tool_call
-from transformers import TrainerCallback
-
+import toy_env
 from agentgym_baselines.cli import train
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
 from agentgym_baselines.ttopd import TTOPDTrainer
 from agentgym_baselines.turns import first_turns_mask
+from click.testing import CliRunner
+from forcing import force_generations, tool_call
+from transformers import TrainerCallback
 
 ENV = toy_env.ENV_ID
 HINT_MARKER = "[Privileged information for the teacher]"

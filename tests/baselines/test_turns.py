@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from agentgym_baselines.turns import assistant_turn_ids, first_turns_mask, turns_per_completion
 
 # Row 0: turn 1 (3 tokens), tool result (2), turn 2 (2), tool result (1), turn 3 (1), padding (1).
