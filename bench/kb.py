@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
+import torch
 from agentgym_knowledge import KnowledgeBase, SentenceTransformerEmbedder
 from agentgym_knowledge.clinical_facts import fact_passages
 from agentgym_knowledge.evaluate import evaluate, load_questions
@@ -123,9 +123,12 @@ def bench_query(real: SentenceTransformerEmbedder, base_vectors: np.ndarray, wor
         knowledge_base.search(text, k=10, mode="dense")
         raw_index.search(model.encode([text], normalize_embeddings=True), 10)
     end_to_end, bare, hybrid = [], [], []
+    threads = torch.get_num_threads()
     for text in query_texts:  # interleaved, so load on the machine hits both paths alike
         started = time.perf_counter()
+        torch.set_num_threads(1)  # the same one-thread query encoding the embedder uses (see embedder.py)
         vector = model.encode([text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        torch.set_num_threads(threads)
         raw_index.search(np.asarray(vector, dtype=np.float32), 10)
         bare.append(time.perf_counter() - started)
         started = time.perf_counter()

