@@ -10,8 +10,8 @@ Figures (issue 5):
   Embedding 100K passages with MiniLM takes about 6 minutes on 2 cores, so the bench embeds a few thousand real
   passages and makes the 100K index vectors by perturbing those (unit-normalised); queries are embedded for
   real by the shipped model.
-- build_vs_encode_ratio: KnowledgeBase.build passages/s over bare `encode` passages/s, same texts, same model;
-  target at least 0.8.
+- build_vs_encode_ratio: KnowledgeBase.build passages/s (reading, SQLite + FTS5, embedding, index) over bare
+  `encode` passages/s, same texts, same model, best of two alternating runs each; target at least 0.8.
 - memory_1m_bytes: peak resident memory of a fresh process that loads a 1M-passage knowledge base with the
   compressed (IVF-PQ) index and answers dense, BM25 and hybrid queries with the real model loaded; target at most
   1 GiB. The 1M vectors are random (unit-normalised): memory does not depend on their values.
@@ -92,16 +92,19 @@ def unit(vectors: np.ndarray) -> np.ndarray:
 def bench_build(real: SentenceTransformerEmbedder, work: Path, count: int) -> tuple[dict[str, Any], np.ndarray]:
     texts = synthetic_texts(count, seed=1)
     real.encode(texts[:64])  # warm up threads and kernels before either timing
-    started = time.perf_counter()
-    vectors = real.encode(texts)
-    encode_rate = count / (time.perf_counter() - started)
     corpus = write_corpus(work / "build.jsonl", texts, "b")
-    started = time.perf_counter()
-    KnowledgeBase.build(corpus, work / "build_kb", embedder=real, index="flat").close()
-    build_rate = count / (time.perf_counter() - started)
+    encode_rates, build_rates = [], []
+    for attempt in range(2):  # alternate and keep the best of each: other load on the machine comes and goes
+        started = time.perf_counter()
+        vectors = real.encode(texts)
+        encode_rates.append(count / (time.perf_counter() - started))
+        started = time.perf_counter()
+        KnowledgeBase.build(corpus, work / f"build_kb{attempt}", embedder=real, index="flat").close()
+        build_rates.append(count / (time.perf_counter() - started))
+    encode_rate, build_rate = max(encode_rates), max(build_rates)
     ratio = build_rate / encode_rate
     return {"passages": count, "encode_passages_per_s": round(encode_rate, 1),
-            "build_passages_per_s": round(build_rate, 1),
+            "build_passages_per_s": round(build_rate, 1), "runs_each": 2,
             "build_vs_encode_ratio": {"value": round(ratio, 3), "target": ">= 0.8", "ok": ratio >= 0.8}}, vectors
 
 
