@@ -30,16 +30,16 @@ from typing import Any
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
-import torch  # noqa: E402
-from transformers import TrainerCallback  # noqa: E402
-from trl.chat_template_utils import add_response_schema, parse_response  # noqa: E402
+import torch
+from agentgym_baselines.adapter import ToolCallFailed, environment_factory, task_dataset
+from agentgym_baselines.tiny import build_tiny_model
+from agentgym_baselines.training import RunSettings, build_trainer
+from agentgym_baselines.ttopd import TTOPDConfig, hint_text, insert_hint
+from transformers import TrainerCallback
+from trl.chat_template_utils import add_response_schema, parse_response
 
-import agentgym  # noqa: E402
-from agentgym import Task, ToolEnv  # noqa: E402
-from agentgym_baselines.adapter import ToolCallFailed, environment_factory, task_dataset  # noqa: E402
-from agentgym_baselines.tiny import build_tiny_model  # noqa: E402
-from agentgym_baselines.training import RunSettings, build_trainer  # noqa: E402
-from agentgym_baselines.ttopd import TTOPDConfig, hint_text, insert_hint  # noqa: E402
+import agentgym
+from agentgym import Task, ToolEnv
 
 ENV_ID = "LearnCopy-v0"
 WORDS = ["apple", "river", "stone", "cloud"]
@@ -213,8 +213,8 @@ def plot(curves: dict[str, list[float]], path: Path) -> None:
         window = 10
         smooth = [sum(curve[max(0, i - window + 1): i + 1]) / len(curve[max(0, i - window + 1): i + 1])
                   for i in range(len(curve))]
-        axis.plot(range(1, len(curve) + 1), curve, alpha=0.25)
-        axis.plot(range(1, len(curve) + 1), smooth, label=f"{name} (mean of last {window})")
+        (line,) = axis.plot(range(1, len(curve) + 1), smooth, label=f"{name} (mean of last {window})")
+        axis.plot(range(1, len(curve) + 1), curve, alpha=0.25, color=line.get_color())
     axis.axhline(1 / len(WORDS), linestyle=":", color="gray", label="chance")
     axis.set_xlabel("optimizer step")
     axis.set_ylabel("mean training reward")
@@ -267,7 +267,7 @@ def main() -> int:
     plot(curves, png)
     report["curves_png"] = str(png.relative_to(RESULTS.parent.parent))
     report["ok"] = all(report[method]["ok"] for method in curves)
-    (RESULTS / "learn.json").write_text(json.dumps(report, indent=1))
+    (RESULTS / "learn.json").write_text(json.dumps({**report, "curves": curves}, indent=1))
     print(json.dumps(report))
     return 0
 

@@ -253,3 +253,34 @@ def test_codeact_grpo_runs_python_blocks(tmp_path: Path) -> None:
     assert log["reward"] == pytest.approx(0.25)
     assert log["tools/execute_code/calls"] == pytest.approx(0.25)
     assert log["tools/execute_code/failures"] == 0.0
+
+
+def test_grpo_step_on_sql_env_with_the_oracle_solution(tmp_path: Path) -> None:
+    """The real SQL-v0 env: one rollout per group replays the task's solution, the others submit a wrong query."""
+    import agentgym
+    import gymnasium as gym
+
+    if "SQL-v0" not in {record.id for record in agentgym.registered()}:
+        pytest.skip("SQL-v0 is not installed (pip install -e domains/sql)")
+    tasks = {task.prompt: task for task in gym.make("SQL-v0").unwrapped.task_set}
+    model, tokenizer = build_tiny_model(5)
+
+    def choose(row: int, prompt: str) -> str:
+        task = tasks[prompt.split("<|im_start|>user\n", 1)[1].split("<|im_end|>", 1)[0]]
+        responses = prompt.count("<tool_response>")
+        if responses == 0:
+            return tool_call(**task.solution[0]) if row == 0 else tool_call("submit", {"sql": "SELECT 1"})
+        if "SELECT 1" in prompt.split("<|im_start|>assistant")[-2] or responses >= len(task.solution):
+            return "Done."
+        return tool_call(**task.solution[responses])
+
+    force_generations(model, tokenizer, choose)
+    settings = _settings(tmp_path, "grpo", max_completion_length=256)
+    settings.env_id = "SQL-v0"
+    trainer = build_trainer(settings, model, tokenizer)
+    before = _parameters(model)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["reward"] == pytest.approx(0.25)
+    assert log["episodes/submitted"] == 1.0
+    assert any(not torch.equal(before[name], value) for name, value in _parameters(model).items())
