@@ -24,6 +24,8 @@ from click.testing import CliRunner
 from forcing import force_generations, tool_call
 from transformers import TrainerCallback
 
+import agentgym
+
 ENV = toy_env.ENV_ID
 HINT_MARKER = "[Privileged information for the teacher]"
 
@@ -257,9 +259,6 @@ def test_codeact_grpo_runs_python_blocks(tmp_path: Path) -> None:
 
 def test_grpo_step_on_sql_env_with_the_oracle_solution(tmp_path: Path) -> None:
     """The real SQL-v0 env: one rollout per group replays the task's solution, the others submit a wrong query."""
-    import agentgym
-    import gymnasium as gym
-
     if "SQL-v0" not in {record.id for record in agentgym.registered()}:
         pytest.skip("SQL-v0 is not installed (pip install -e domains/sql)")
     tasks = {task.prompt: task for task in gym.make("SQL-v0").unwrapped.task_set}
