@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import pytest
 import torch
 import toy_env
