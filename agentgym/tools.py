@@ -69,13 +69,27 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     return "\n".join(description).strip(), arguments
 
 
+_NAME_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
 def _clean_schema(node: Any) -> Any:
-    """Drop pydantic's `title` noise so the schema the model reads stays short."""
-    if isinstance(node, dict):
-        return {key: _clean_schema(value) for key, value in node.items() if key != "title"}
+    """Drop pydantic's `title` labels so the schema the model reads stays short.
+
+    Only the `title` keyword of a schema goes: an argument *named* `title` (a key of `properties`) stays.
+    """
     if isinstance(node, list):
         return [_clean_schema(item) for item in node]
-    return node
+    if not isinstance(node, dict):
+        return node
+    cleaned: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in _NAME_MAPS and isinstance(value, dict):
+            cleaned[key] = {name: _clean_schema(schema) for name, schema in value.items()}
+        else:
+            cleaned[key] = _clean_schema(value)
+    return cleaned
 
 
 def _placeholder(schema: dict[str, Any]) -> Any:

@@ -37,6 +37,23 @@ def test_schema_comes_from_signature_and_docstring() -> None:
     assert parameters["properties"]["mode"]["enum"] == ["dense", "bm25"]
 
 
+def test_an_argument_named_title_keeps_its_schema() -> None:
+    @tool
+    def add_note(title: str, body: str = "") -> str:
+        """Add a note.
+
+        Args:
+            title: The note's title.
+            body: The text.
+        """
+        return title
+
+    parameters = add_note.schema["function"]["parameters"]
+    assert parameters["required"] == ["title"]
+    assert parameters["properties"]["title"] == {"description": "The note's title.", "type": "string"}
+    assert "title" not in parameters  # pydantic's own label is still dropped
+
+
 def test_state_parameter_is_injected_and_hidden() -> None:
     @tool(writes=True)
     def remember(state: dict, key: str) -> str:
