@@ -41,24 +41,38 @@ def render_passages(passages: list[Passage], notes: list[str]) -> str:
     return "\n\n".join(lines)
 
 
+_shared: dict[str, KnowledgeBase] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_knowledge_base(kb: str | Path | None = None) -> KnowledgeBase:
+    """The knowledge base at `kb` (None: the default clinical one), loaded once per process.
+
+    Every env's `search_knowledge` tool shares it, so a thousand envs hold one copy of the model and index
+    (`KnowledgeBase.search` is thread-safe).
+    """
+    key = "default" if kb is None else str(Path(kb).resolve())
+    with _shared_lock:
+        loaded = _shared.get(key)
+        if loaded is None:
+            if kb is None:
+                from agentgym_knowledge.default import default_knowledge_base
+
+                loaded = default_knowledge_base()
+            else:
+                loaded = KnowledgeBase.load(kb)
+            _shared[key] = loaded
+        return loaded
+
+
 def make_search_tool(kb: KnowledgeBase | str | Path | None = None) -> Tool:
     """A `search_knowledge` tool over `kb`: a loaded KnowledgeBase, the path of one, or None for the default.
 
     The default is the cached clinical knowledge base (`default.py`), built on the first call if needed.
     """
-    lock = threading.Lock()
-    loaded: list[KnowledgeBase] = [kb] if isinstance(kb, KnowledgeBase) else []
 
     def knowledge_base() -> KnowledgeBase:
-        with lock:
-            if not loaded:
-                if kb is None:
-                    from agentgym_knowledge.default import default_knowledge_base
-
-                    loaded.append(default_knowledge_base())
-                else:
-                    loaded.append(KnowledgeBase.load(kb))  # type: ignore[arg-type]
-            return loaded[0]
+        return kb if isinstance(kb, KnowledgeBase) else shared_knowledge_base(kb)
 
     if kb is None:
         sources_text = _DEFAULT_SOURCES

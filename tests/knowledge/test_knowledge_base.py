@@ -20,7 +20,7 @@ from agentgym_knowledge.cli import kb as kb_command
 from agentgym_knowledge.evaluate import Question, evaluate, score_ranking
 from agentgym_knowledge.kb import MAX_QUERY_CHARS, Passage
 from click.testing import CliRunner
-from conftest import PASSAGES, CountingEmbedder, write_jsonl
+from knowledge_support import PASSAGES, CountingEmbedder, write_jsonl
 
 
 def test_dense_finds_a_paraphrase_with_no_shared_keyword(small_kb: KnowledgeBase) -> None:
