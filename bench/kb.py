@@ -189,7 +189,10 @@ def memory_probe(path: str) -> None:
             knowledge_base.search(query, k=10, mode=mode)
     print(json.dumps({"index": knowledge_base.manifest["index"]["type"],
                       "kb_size_on_disk_bytes": knowledge_base.info()["size_bytes"],
-                      "rss_before_load_bytes": before, "rss_bytes": _rss(), "peak_rss_bytes": _rss("VmHWM")}))
+                      "rss_before_load_bytes": before, "rss_bytes": _rss(), "peak_rss_bytes": _rss("VmHWM"),
+                      # resident memory split: private (heap: model, index structures) vs file-backed pages of
+                      # memory-mapped files (the vectors and index on disk; the kernel may drop them at will)
+                      "rss_anonymous_bytes": _rss("RssAnon"), "rss_file_bytes": _rss("RssFile")}))
 
 
 def _rss(field: str = "VmRSS") -> int:
