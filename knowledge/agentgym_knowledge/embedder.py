@@ -81,6 +81,15 @@ def _gpu_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def _machine_is_busy() -> bool:
+    """Whether the 1-minute load average (this process included) leaves less than half a core idle."""
+    cores = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] > cores - 0.5  # our own busy thread already counts about 1
+    except OSError:  # no load average on this platform: assume busy, the safe choice
+        return True
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model read from a local folder, never from the network.
 
@@ -111,6 +120,7 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
         self._model: SentenceTransformer | None = None
         self._dimension: int | None = None
+        self._direct_ok: bool | None = None  # the direct query path, once checked against `encode`
         self._fingerprint = _model_fingerprint(self.path)
 
     def identity(self) -> dict[str, Any]:
@@ -176,26 +186,63 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         model = self.model
-        single_thread = len(texts) <= QUERY_TEXTS and not self.device.startswith("cuda")
+        query = len(texts) <= QUERY_TEXTS and not self.device.startswith("cuda")
+        single_thread = query and _machine_is_busy()
         if single_thread:
-            # A query is too small to split across threads; with more than one, OpenMP workers spin-wait and a
-            # busy machine turns an 8 ms query into hundreds of ms. Batches (builds) keep every thread.
+            # On a busy machine a query must not be split across threads: OpenMP workers spin-wait and an 8 ms
+            # query turns into hundreds of ms. With idle cores, every thread helps (about 12% on 2 cores).
+            # Batches (builds) keep every thread.
             import torch
 
             threads = torch.get_num_threads()
             torch.set_num_threads(1)
         try:
-            vectors = model.encode(
-                texts,
-                batch_size=batch_size or self.batch_size(),
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            vectors = self._encode_direct(texts) if query else None
+            if vectors is None:
+                vectors = model.encode(
+                    texts,
+                    batch_size=batch_size or self.batch_size(),
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
         finally:
             if single_thread:
                 torch.set_num_threads(threads)
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _encode_direct(self, texts: list[str]) -> np.ndarray | None:
+        """Queries through tokenizer + transformer + mean pooling + normalisation, skipping `encode`'s
+        per-call overhead (about 2 ms of a 10 ms query on a CPU). Only for the plain mean-pooled, normalised
+        model layout, and only once the first call has shown it gives the same vectors as `encode`; None
+        means "use `encode`"."""
+        if self._direct_ok is False:
+            return None
+        import torch
+
+        model = self.model
+        modules = list(model)
+        layout = [type(module).__name__ for module in modules]
+        if layout != ["Transformer", "Pooling", "Normalize"] or \
+                modules[1].get_config_dict().get("pooling_mode") != "mean":
+            self._direct_ok = False
+            return None
+        transformer = modules[0]
+        with torch.inference_mode():
+            features = model.tokenizer(texts, return_tensors="pt", padding=True, truncation=True,
+                                       max_length=transformer.max_seq_length)
+            features = {key: value.to(self.device) for key, value in features.items()}
+            hidden = transformer.auto_model(**features).last_hidden_state
+            mask = features["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            vectors = torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy()
+        if self._direct_ok is None:
+            reference = model.encode(texts, convert_to_numpy=True, normalize_embeddings=True,
+                                     show_progress_bar=False)
+            self._direct_ok = bool(np.allclose(vectors, reference, atol=1e-5))
+            if not self._direct_ok:
+                return None
+        return vectors
 
 
 def resolve_embedder(embedder: Embedder | str | Path | None) -> Embedder:
