@@ -68,7 +68,7 @@ def check_garbage(env: gym.Env[Any, Any], episodes: int, seed: int) -> str:
         {"name": "no_such_tool", "arguments": {}}, {"name": 3}, [{"name": None}], 12345, None,
     ]
     for action in hostile + [env.action_space.sample() for _ in range(20)]:
-        observation, reward, terminated, truncated, info = env.step(action)
+        observation, _reward, terminated, truncated, info = env.step(action)
         steps += 1
         if not env.observation_space.contains(observation):
             raise AssertionError(f"observation not in the observation space after action {str(action)[:40]!r}")
@@ -106,7 +106,7 @@ def run_checks(env_id: str, *, samples: int = 20, seed: int = 0, env_kwargs: dic
         for name, function in checks:
             try:
                 results.append(CheckResult(name, True, function()))
-            except Exception as error:  # report every failing check, then go on to the next
+            except Exception as error:  # noqa: BLE001 - report every failing check, then go on to the next
                 where = traceback.extract_tb(error.__traceback__)[-1]
                 results.append(CheckResult(name, False, f"{type(error).__name__}: {error} "
                                                         f"(at {where.filename}:{where.lineno})"))

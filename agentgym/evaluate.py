@@ -491,7 +491,7 @@ def export_records(run_dir: Path, out: Path, *, only_success: bool = False) -> i
     string). Rows are sorted by (env_id, task_id, sample), so the same run exports the same dataset.
     """
     try:
-        import datasets  # type: ignore[import-untyped]
+        import datasets
     except ImportError:
         raise click.ClickException("export needs `datasets`: pip install 'agentgym[hf]'") from None
     records = sorted(read_records(run_dir), key=lambda item: (item["env_id"], item["task_id"], item["sample"]))

@@ -124,7 +124,7 @@ def load_plugins(*, force: bool = False) -> None:
         _current_distribution = _distribution_name(entry_point)
         try:
             entry_point.load()()
-        except Exception as error:  # a broken third-party plugin must not break `import agentgym`
+        except Exception as error:  # noqa: BLE001 - a broken third-party plugin must not break `import agentgym`
             _FAILURES.append(PluginFailure(
                 name=entry_point.name, value=entry_point.value, distribution=_current_distribution,
                 error=f"{type(error).__name__}: {error}", details=traceback.format_exc(),

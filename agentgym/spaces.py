@@ -39,7 +39,7 @@ class UnicodeText(spaces.Text):
     def __repr__(self) -> str:
         return f"UnicodeText(max_length={self.max_length})"
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, UnicodeText) and other.max_length == self.max_length
 
     def __hash__(self) -> int:

@@ -49,9 +49,9 @@ class Task(pydantic.BaseModel):
     def _calls_are_well_formed(cls, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for position, call in enumerate(calls):
             if not isinstance(call.get("name"), str):
-                raise ValueError(f"solution[{position}] needs a string 'name'")
+                raise ValueError(f"solution[{position}] needs a string 'name'")  # noqa: TRY004 (pydantic wants ValueError)
             if not isinstance(call.get("arguments", {}), dict):
-                raise ValueError(f"solution[{position}].arguments must be an object")
+                raise ValueError(f"solution[{position}].arguments must be an object")  # noqa: TRY004
         return calls
 
 

@@ -222,7 +222,7 @@ class Tool:
         except RecursionError:
             return ToolOutcome(f"Error: tool '{self.name}' hit the recursion limit", ok=False,
                                error_kind="exception")
-        except Exception as error:  # a tool bug must not end an RL run: the agent sees it, the env goes on
+        except Exception as error:  # noqa: BLE001 - a tool bug must not end an RL run: the agent sees it
             message = f"Error: tool '{self.name}' failed: {type(error).__name__}: {error}"
             return ToolOutcome(cap_text(message, self.output_limit), ok=False, error_kind="exception")
         return ToolOutcome(cap_text(render_value(value), self.output_limit), ok=True, value=value)
