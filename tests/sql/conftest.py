@@ -56,6 +56,9 @@ def postgres_server() -> Iterator[str]:
     """An admin DSN of a fresh PostgreSQL cluster on 127.0.0.1, stopped and deleted after the session."""
     binaries = _postgres_bin()
     if binaries is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the PostgreSQL tests, but the binaries are not installed "
+                        "(.ci/run installs the postgresql package)")
         pytest.skip("PostgreSQL binaries not found (apt-get install postgresql)")
     as_root = os.geteuid() == 0
     prefix = ["runuser", "-u", "postgres", "--"] if as_root else []
