@@ -18,6 +18,8 @@ from agentgym.env import ToolEnv
 from agentgym.rewards import Score, verify
 from agentgym.tasks import Task, TaskSet, load_tasks, save_tasks
 from agentgym_fhir import verify as fhir_verify  # noqa: F401  (registers the fhir_* verifiers)
+from agentgym_fhir.client import FhirClient
+from agentgym_fhir.errors import FhirError
 from agentgym_fhir.tools import FhirState, all_tools, parse_now
 
 SYSTEM_PROMPT = (
@@ -30,64 +32,30 @@ SYSTEM_PROMPT = (
 TASKS_VERSION = "1"
 
 
-class ServerSession:
+class ServerSession(FhirClient):
     """A FHIR server seen through the store's interface (read, search, create_resource, written).
 
-    Creates are real POSTs: a server has no copy-on-write view, so an episode's writes stay on the server;
-    the session remembers what it created so the verifier can inspect exactly those resources.
+    Creates are real POSTs, validated first: a server has no copy-on-write view, so an episode's writes stay on
+    the server; the session remembers what it created so the verifier can inspect exactly those resources.
     """
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0, client: Any = None) -> None:
-        import httpx
-
-        self.base_url = base_url.rstrip("/")
-        self._client = client or httpx.Client(timeout=timeout, headers={"Accept": "application/fhir+json"})
+    def __init__(self, base_url: str, *, timeout: float = 30.0) -> None:
+        super().__init__(base_url, timeout=timeout)
         self._created: list[tuple[str, str]] = []
 
     def check_reachable(self) -> None:
         """Ask the server for its CapabilityStatement; raise `ConnectionError` naming the URL if it can't answer."""
-        import httpx
-
         try:
-            self._client.get(f"{self.base_url}/metadata")
-        except httpx.HTTPError as error:
-            raise ConnectionError(
-                f"cannot reach the FHIR server at {self.base_url} ({type(error).__name__}: {error}); start one with "
-                "`agentgym fhir serve STORE --port 8080` or check the URL") from error
-
-    def _error(self, response: Any) -> Exception:
-        from agentgym_fhir.errors import FhirError
-
-        try:
-            body = response.json()
-            message = "; ".join(issue.get("diagnostics", "") for issue in body.get("issue", [])) or response.text
-        except ValueError:
-            message = response.text[:500]
-        return FhirError(f"server answered {response.status_code}: {message}", response.status_code)
-
-    def read(self, resource_type: str, resource_id: str) -> dict[str, Any]:
-        response = self._client.get(f"{self.base_url}/{resource_type}/{resource_id}")
-        if response.status_code != 200:
-            raise self._error(response)
-        return dict(response.json())
-
-    def search(self, resource_type: str, params: dict[str, Any] | None = None) -> Any:
-        from agentgym_fhir.store import SearchResult
-
-        response = self._client.get(f"{self.base_url}/{resource_type}", params=list(_pairs(params or {})))
-        if response.status_code != 200:
-            raise self._error(response)
-        return SearchResult.from_bundle(resource_type, response.json())
+            self.capabilities()
+        except FhirError as error:
+            raise ConnectionError(f"{error}; start one with `agentgym fhir serve STORE --port 8080` or check "
+                                  "the URL") from error
 
     def create_resource(self, resource: dict[str, Any]) -> dict[str, Any]:
         from agentgym_fhir.validation import validate_resource
 
         validate_resource(resource)
-        response = self._client.post(f"{self.base_url}/{resource['resourceType']}", json=resource,
-                                     headers={"Content-Type": "application/fhir+json"})
-        if response.status_code not in (200, 201):
-            raise self._error(response)
-        stored = dict(response.json())
+        stored = super().create_resource(resource)
         self._created.append((stored["resourceType"], stored["id"]))
         return stored
 
@@ -99,20 +67,7 @@ class ServerSession:
         types = [resource_type] if resource_type else ["Patient", "Encounter", "Condition", "Observation",
                                                         "MedicationRequest", "AllergyIntolerance", "Procedure"]
         for kind in types:
-            params: dict[str, Any] | None = {"_count": "500"}
-            while params is not None:
-                page = self.search(kind, params)
-                yield from page.entries
-                params = page.next_params
-
-    def close(self) -> None:
-        self._client.close()
-
-
-def _pairs(params: dict[str, Any]) -> Any:
-    for key, value in params.items():
-        for item in value if isinstance(value, list) else [value]:
-            yield key, str(item)
+            yield from self.search_all(kind, {"_count": "500"}, max_pages=10_000)
 
 
 class FhirEnv(ToolEnv):

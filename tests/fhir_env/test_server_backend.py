@@ -1,0 +1,51 @@
+"""FHIR-v0 against a real FHIR REST server (`server=URL`): the oracle solves tasks of every family, writes
+included, through HTTP on a local port."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from agentgym_fhir.server import make_server
+from agentgym_fhir.store import FhirStore
+
+from agentgym.agents import OracleAgent
+from agentgym.tasks import Task
+
+
+@pytest.fixture
+def server_url(small_store: FhirStore) -> Iterator[str]:
+    episode = small_store.episode()  # the server's writes stay out of the shared store file
+    server = make_server(episode, "127.0.0.1", 0)
+    server.start_background()
+    yield server.url
+    server.shutdown()
+    episode.close()
+
+
+def test_oracle_solves_every_family_against_the_server(server_url: str, small_tasks: list[Task], play: Any) -> None:
+    one_per_family: dict[str, Task] = {}
+    for task in small_tasks:
+        one_per_family.setdefault(task.family, task)
+    env = gym.make("FHIR-v0", server=server_url, tasks=list(one_per_family.values()), knowledge=False)
+    try:
+        rewards = {family: play(env, task, OracleAgent())[0] for family, task in one_per_family.items()}
+    finally:
+        env.close()
+    assert rewards == {family: 1.0 for family in one_per_family}
+    assert len(rewards) >= 12
+
+
+def test_invalid_write_against_the_server_names_the_field(server_url: str, small_tasks: list[Task]) -> None:
+    task = next(t for t in small_tasks if t.metadata.get("patient_id"))
+    env = gym.make("FHIR-v0", server=server_url, tasks=[task], knowledge=False)
+    try:
+        env.reset(options={"task_id": task.id})
+        observation = env.step({"name": "create_observation", "arguments": {"resource": {
+            "resourceType": "Observation", "status": "not-a-status", "code": {"text": "x"},
+            "subject": {"reference": f"Patient/{task.metadata['patient_id']}"}}}})[0]
+    finally:
+        env.close()
+    assert observation.startswith("Error") and "status" in observation
