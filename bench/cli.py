@@ -16,27 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
-import statistics
-import time
-from collections.abc import Callable
 from typing import Any
 
+from _timing import figure, median_ms
+
 logging.disable(logging.WARNING)
-
-
-def median_ms(function: Callable[[], object], repeats: int, warmup: int = 3) -> float:
-    for _ in range(warmup):
-        function()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
-
-
-def figure(value: float, target: str, ok: bool, digits: int = 3) -> dict[str, Any]:
-    return {"value": round(value, digits), "target": target, "ok": bool(ok)}
 
 
 def main() -> None:

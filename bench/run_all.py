@@ -35,7 +35,7 @@ def main() -> int:
     failed = False
     for script in sorted(HERE.glob("*.py")):
         name = script.stem
-        if name == "run_all" or (selected and name not in selected):
+        if name == "run_all" or name.startswith("_") or (selected and name not in selected):
             continue
         started = time.time()
         print(f"== {name}", flush=True)

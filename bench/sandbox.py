@@ -17,28 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
+
+from _timing import figure, median_ms
 
 from agentgym.sandbox import Sandbox, SandboxPool
 from agentgym.sandbox.image import image_tag
 
 logging.disable(logging.WARNING)
-
-
-def median_ms(function: Callable[[], object], repeats: int, warmup: int = 5) -> float:
-    for _ in range(warmup):
-        function()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
-
-
-def figure(value: float, target: str, ok: bool, digits: int = 3) -> dict[str, Any]:
-    return {"value": round(value, digits), "target": target, "ok": bool(ok)}
 
 
 def recovery_ms(sandbox: Sandbox) -> float:
@@ -76,8 +62,8 @@ def main() -> int:
     hello = ["python3", "-c", "print(1)"]
     figures: dict[str, Any] = {}
     with Sandbox.create(backend="docker") as sandbox:
-        python_ms = median_ms(lambda: sandbox.run_python("print(1)"), 500)
-        shell_ms = median_ms(lambda: sandbox.run("ls"), 300)
+        python_ms = median_ms(lambda: sandbox.run_python("print(1)"), 500, warmup=5)
+        shell_ms = median_ms(lambda: sandbox.run("ls"), 300, warmup=5)
         recover = statistics.median(recovery_ms(sandbox) for _ in range(7))
         container = sandbox.container  # type: ignore[attr-defined]
         exec_ms = median_ms(lambda: container.exec_run(hello), 20, warmup=2)
@@ -115,8 +101,8 @@ def main() -> int:
     figures["recover_from_killed_python_ms"] = figure(recover, "<= 300", recover <= 300, 1)
     figures["python_execs_per_second_4_sandboxes"] = figure(per_second, ">= 1000", per_second >= 1000, 0)
     with Sandbox.create(backend="local") as local:
-        local_python = median_ms(lambda: local.run_python("print(1)"), 300)
-        local_shell = median_ms(lambda: local.run("ls"), 200)
+        local_python = median_ms(lambda: local.run_python("print(1)"), 300, warmup=5)
+        local_shell = median_ms(lambda: local.run("ls"), 200, warmup=5)
     result = {
         "bench": "sandbox",
         "figures": figures,
