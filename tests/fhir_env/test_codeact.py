@@ -3,6 +3,8 @@ and writes queued there land in the episode's copy of the store, validated and p
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from agentgym_fhir.env import make_env
 from agentgym_fhir.store import FhirStore
@@ -20,6 +22,8 @@ def test_code_block_reads_and_writes(small_store: FhirStore, small_tasks: list[T
                 "k = obs[0]['valueQuantity']['value']\nprint('K', k)")
         observation, *_ = env.step(f"```python\n{code}\n```")
         if "could not" in observation and "sandbox" in observation:
+            if os.environ.get("CI"):  # the local sandbox runs wherever CI runs: not starting is a failure there
+                pytest.fail(f"the local sandbox did not start under CI: {observation[:200]}")
             pytest.skip(f"no sandbox here: {observation[:200]}")
         assert f"K {task.answer:g}" in observation or f"K {task.answer}" in observation
         order = task.solution[1]["arguments"]["resource"]
