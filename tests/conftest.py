@@ -1,0 +1,50 @@
+"""Session-wide test hooks: one short summary at the end of the run of what was skipped, and how to enable it.
+
+A newcomer should not have to dig skip reasons out of the log: skips are grouped by the service or data they
+wanted, each group with the one command that provides it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+# (words that identify a skip reason, what was missing, the command that provides it)
+_WANTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("docker",), "a Docker daemon and the sandbox image", "make services  (or: sudo bash .ci/setup-docker.sh)"),
+    (("postgres",), "the PostgreSQL server binaries", "make services  (or: sudo apt-get install -y postgresql)"),
+    (("sample", "synthea", "spider", "intercode"), "the public data samples beside the clone",
+     "put the samples at ../shared/data/samples (see README, Tests)"),
+    (("root", "per user id"), "root (the local sandbox drops to its own uid)", "run the tests as root"),
+    (("namespace",), "a kernel that allows new PID/net namespaces", "(a kernel setting; nothing to install)"),
+)
+
+
+def _category(reason: str) -> tuple[str, str]:
+    lowered = reason.lower()
+    for words, wanted, command in _WANTS:
+        if any(word in lowered for word in words):
+            return wanted, command
+    return "other things (see the SKIPPED lines above)", ""
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    reports = terminalreporter.stats
+    passed = len(reports.get("passed", []))
+    failed = len(reports.get("failed", [])) + len(reports.get("error", []))
+    skipped = reports.get("skipped", [])
+    groups: Counter[tuple[str, str]] = Counter()
+    for report in skipped:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        groups[_category(str(reason))] += 1
+    write = terminalreporter.write_line
+    terminalreporter.section("agentgym test summary", sep="=")
+    write(f"ran: {passed} passed, {failed} failed, {len(skipped)} skipped")
+    if not skipped:
+        write("nothing was skipped: every service the tests use was available")
+    for (wanted, command), count in groups.most_common():
+        hint = f"; to run them: {command}" if command else ""
+        write(f"skipped {count} for want of {wanted}{hint}")
