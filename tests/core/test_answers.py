@@ -1,0 +1,181 @@
+"""The one answer-reading module: every rule a verifier relies on, stated by example."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from agentgym.answers import (
+    fold_unicode,
+    lists_match,
+    normalize_code,
+    normalize_text,
+    numbers_match,
+    parse_date,
+    parse_list,
+    parse_number,
+    parse_yes_no,
+)
+
+# --- text -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, expected", [
+    ("  Aspirin. ", "aspirin"),
+    ("ASPIRIN", "aspirin"),
+    ("\u201cAspirin\u201d", "aspirin"),                 # curly quotes around
+    ("Acetyl\u00a0salicylic   acid", "acetyl salicylic acid"),  # non-breaking space, runs of spaces
+    ("Asp\u200birin", "aspirin"),                      # zero-width space removed
+    ("\ufeffAspirin\u200d", "aspirin"),                # byte-order mark, zero-width joiner
+    ("\uff21\uff53\uff50\uff49\uff52\uff49\uff4e", "aspirin"),  # fullwidth letters
+    ("Stra\u00dfe", "strasse"),                        # casefold, not lower
+    ("K+", "k+"),                                      # inner / non-sentence punctuation stays
+    ("O'Brien's", "o'brien's"),
+])
+def test_normalize_text(raw: str, expected: str) -> None:
+    assert normalize_text(raw) == expected
+
+
+def test_normalize_text_keeps_different_answers_apart() -> None:
+    assert normalize_text("(none)") != normalize_text("none")
+    assert normalize_text("C#") != normalize_text("C")
+    assert normalize_text("\u0430spirin") != normalize_text("aspirin")  # a Cyrillic 'a' is another letter
+
+
+def test_fold_unicode_digits_minus_and_controls() -> None:
+    assert fold_unicode("\uff11\uff12\uff13") == "123"
+    assert fold_unicode("\u22123") == "-3"
+    assert fold_unicode("a\x00b\tc\n") == "ab\tc\n"
+    assert fold_unicode(7) == "7"
+
+
+# --- numbers --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, expected", [
+    (7, 7.0), (7.5, 7.5), ("7", 7.0), ("1,234", 1234.0), ("1,234.5 mL", 1234.5), ("7.2 mmol/L", 7.2),
+    ("-3", -3.0), ("\u22123", -3.0), ("+4", 4.0), ("1e-3", 0.001), ("2.5E2", 250.0), (".5", 0.5),
+    ("12%", 12.0), ("about 5 patients", 5.0), ("\uff17\uff0e\uff12", 7.2), ("7\u00a0mmol/L", 7.0),
+    ("7 (7)", 7.0), ("CO2 is 24 mmol/L", 24.0), ("1.9 m\u00b2", 1.9), ({"value": 5.1, "unit": "mg"}, 5.1),
+])
+def test_parse_number_reads_the_one_number(raw: object, expected: float) -> None:
+    assert parse_number(raw) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("raw", [
+    "two numbers 3 and 4", "3 or 4", "3-4", "3, 4", "2020-01-02", "1/2", "seven", "", None, True, False,
+    float("nan"), float("inf"), "nan", [7], {"unit": "mg"}, "1,2345",
+])
+def test_parse_number_refuses_ambiguous_or_missing(raw: object) -> None:
+    assert parse_number(raw) is None
+
+
+def test_numbers_match_is_relative_to_the_gold() -> None:
+    assert numbers_match("0.004", 0.004)
+    assert numbers_match(0.0040000001, 0.004)
+    # A small gold: zero is not "close enough" (there is no absolute floor).
+    assert not numbers_match(0, 0.004)
+    assert not numbers_match("0.0", 0.004)
+    assert not numbers_match(0.0041, 0.004, rel_tol=0.01)
+    assert numbers_match(1001, 1000, rel_tol=0.001)
+    assert not numbers_match(1002, 1000, rel_tol=0.001)
+    assert numbers_match("1,234", 1234)
+    # Zero gold: only zero, unless the caller asks for an absolute tolerance.
+    assert numbers_match(0, 0)
+    assert not numbers_match(1e-9, 0)
+    assert numbers_match(0.01, 0, abs_tol=0.05)
+    # Not a number, or two of them.
+    assert not numbers_match("3 or 4", 3)
+    assert not numbers_match(None, 3)
+    assert not numbers_match(True, 1)
+
+
+# --- yes / no -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, expected", [
+    (True, True), (False, False), (1, True), (0, False), ("yes", True), ("Yes.", True), ("YES", True),
+    ("y", True), ("true", True), ("no", False), ("No", False), ("n", False), ("FALSE", False), ("0", False),
+    ("\uff59\uff45\uff53", True), ("Yes, the patient takes it.", True), ("No, there is none", False),
+])
+def test_parse_yes_no_clear_answers(raw: object, expected: bool) -> None:
+    assert parse_yes_no(raw) is expected
+
+
+@pytest.mark.parametrize("raw", [
+    "yes or no", "yes/no", "Yes / No", "no... yes", "yes no", "not true", "maybe yes", "probably no",
+    "either", "unknown", "", None, 2, "yes, no", "Yes. No.", "[\"yes\", \"no\"]",
+])
+def test_parse_yes_no_ambiguous_is_none(raw: object) -> None:
+    assert parse_yes_no(raw) is None
+
+
+# --- lists ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, expected", [
+    (["Aspirin", " metformin "], ["aspirin", "metformin"]),
+    (("a", "b"), ["a", "b"]),
+    ('["Aspirin", "Metformin"]', ["aspirin", "metformin"]),
+    ("aspirin\nmetformin\n", ["aspirin", "metformin"]),
+    ("- aspirin\n- metformin", ["aspirin", "metformin"]),
+    ("1. aspirin\n2. metformin", ["aspirin", "metformin"]),
+    ("aspirin, metformin", ["aspirin", "metformin"]),
+    ("aspirin; metformin", ["aspirin", "metformin"]),
+    ("aspirin, metformin and insulin", ["aspirin", "metformin and insulin"]),
+    ("aspirin, metformin, and insulin", ["aspirin", "metformin", "insulin"]),
+    ("Smith, John\nDoe, Jane", ["smith, john", "doe, jane"]),
+    ("aspirin", ["aspirin"]),
+    ("", []), (None, []), ("[]", []), (7, ["7"]), ("a,,b", ["a", "b"]),
+])
+def test_parse_list(raw: object, expected: list[str]) -> None:
+    assert parse_list(raw) == expected
+
+
+def test_lists_match_same_items_any_order() -> None:
+    assert lists_match("Metformin, aspirin", ["aspirin", "metformin"])
+    assert lists_match('["metformin", "ASPIRIN"]', ["aspirin", "metformin"])
+    assert lists_match("aspirin\nmetformin", ("metformin", "aspirin"))
+    assert lists_match([], [])
+    assert lists_match("1.0, 2", [1, 2])
+
+
+def test_lists_match_rejects_extra_candidates_and_missing_items() -> None:
+    gold = ["aspirin", "metformin"]
+    assert not lists_match("aspirin, metformin, insulin, warfarin", gold)  # lists every candidate
+    assert not lists_match("aspirin", gold)
+    assert not lists_match("aspirin, aspirin, metformin", gold)          # a multiset, not a set
+    assert not lists_match("", gold)
+    assert not lists_match("a", [])
+
+
+def test_lists_match_ordered() -> None:
+    assert lists_match("a, b, c", ["a", "b", "c"], ordered=True)
+    assert not lists_match("b, a, c", ["a", "b", "c"], ordered=True)
+
+
+# --- dates and codes ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw", [
+    "2021-03-04", "2021-03-04T10:00:00Z", "2021/3/4", "on 2021-03-04.", "4 March 2021", "March 4, 2021",
+    "Mar 4 2021", "4th March 2021", "\uff12\uff10\uff12\uff11-03-04", dt.date(2021, 3, 4),
+    dt.datetime(2021, 3, 4, 10, 0),
+])
+def test_parse_date(raw: object) -> None:
+    assert parse_date(raw) == dt.date(2021, 3, 4)
+
+
+@pytest.mark.parametrize("raw", [
+    "03/04/2021", "2021-02-30", "2021-03-04 or 2021-03-05", "yesterday", "", None, 20210304,
+])
+def test_parse_date_refuses_ambiguous_or_impossible(raw: object) -> None:
+    assert parse_date(raw) is None
+
+
+def test_parse_date_same_date_twice_is_that_date() -> None:
+    assert parse_date("2021-03-04 (2021-03-04)") == dt.date(2021, 3, 4)
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("e11.9 ", "E11.9"), ("E11.9", "E11.9"), ("\uff25\uff11\uff11.9", "E11.9"), ("4548-4\u200b", "4548-4"),
+    ('"E11.9".', "E11.9"), ("  8867-4  ", "8867-4"),
+])
+def test_normalize_code(raw: str, expected: str) -> None:
+    assert normalize_code(raw) == expected
