@@ -24,9 +24,13 @@ def server(known: FhirStore) -> Iterator[FhirHTTPServer]:
     http.server_close()
 
 
-def _raw(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int, dict]:
+STRICT = {"Prefer": "handling=strict"}
+
+
+def _raw(url: str, method: str = "GET", body: bytes | None = None,
+         headers: dict[str, str] | None = None) -> tuple[int, dict]:
     request = urllib.request.Request(url, data=body, method=method,
-                                     headers={"Content-Type": "application/fhir+json"})
+                                     headers={"Content-Type": "application/fhir+json", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read())
@@ -79,7 +83,7 @@ def test_create_and_update(server: FhirHTTPServer, known: FhirStore) -> None:
 
 def test_errors_are_operation_outcomes_with_status(server: FhirHTTPServer) -> None:
     cases = [
-        (f"{server.url}/Observation?colour=red", "GET", None, 400, "unknown search parameter"),
+        (f"{server.url}/Observation?date=yesterday", "GET", None, 400, "not a FHIR date"),
         (f"{server.url}/Patient/nobody", "GET", None, 404, "not found"),
         (f"{server.url}/nothing-here", "GET", None, 404, "no such endpoint"),
         (f"{server.url}/Patient/p1", "DELETE", None, 405, "not supported"),
@@ -89,7 +93,7 @@ def test_errors_are_operation_outcomes_with_status(server: FhirHTTPServer) -> No
         (f"{server.url}/Patient", "POST", json.dumps({"resourceType": "Observation"}).encode(), 400, "does not match"),
     ]
     for url, method, body, status, fragment in cases:
-        got_status, outcome = _raw(url, method, body)
+        got_status, outcome = _raw(url, method, body, STRICT)
         assert got_status == status, (url, outcome)
         assert outcome["resourceType"] == "OperationOutcome" and fragment in outcome["issue"][0]["diagnostics"]
 
@@ -101,8 +105,86 @@ def test_count_cap_is_said_in_the_bundle(server: FhirHTTPServer) -> None:
     assert outcome and "limit" in outcome[0]["resource"]["issue"][0]["diagnostics"]
 
 
+def test_unknown_parameters_are_ignored_unless_the_client_asks_for_strict(server: FhirHTTPServer) -> None:
+    # FHIR's search page: a server SHOULD ignore parameters it does not know or support, leave them out of the
+    # self link, and refuse them only under Prefer: handling=strict. fhirpy's count() relies on it.
+    query = "Observation?code=2823-3&_totalMethod=count&colour=red&code:below=x&subject.name=Smith&_count=2"
+    status, bundle = _raw(f"{server.url}/{query}")
+    assert status == 200 and bundle["total"] == 4
+    self_url = next(link["url"] for link in bundle["link"] if link["relation"] == "self")
+    assert "code=2823-3" in self_url and "_count=2" in self_url
+    for dropped in ("_totalMethod", "colour", "below", "subject.name"):
+        assert dropped not in self_url
+    next_url = next(link["url"] for link in bundle["link"] if link["relation"] == "next")
+    assert "colour" not in next_url and "code=2823-3" in next_url
+    outcome = [e["resource"] for e in bundle["entry"] if e["search"]["mode"] == "outcome"]
+    said = " ".join(issue["diagnostics"] for issue in outcome[0]["issue"])
+    assert all(f"ignored {name}" in said for name in ("_totalMethod", "colour", "code:below", "subject.name"))
+    for header in ("handling=strict", "return=minimal, handling=strict", 'respond-async; handling="strict"'):
+        status, refused = _raw(f"{server.url}/{query}", headers={"Prefer": header})
+        assert status == 400 and refused["resourceType"] == "OperationOutcome", header
+        assert "unknown search parameter '_totalMethod'" in refused["issue"][0]["diagnostics"]
+    status, lenient = _raw(f"{server.url}/{query}", headers={"Prefer": "handling=lenient"})
+    assert status == 200 and lenient["total"] == 4
+    # A bad value of a known parameter is an error in both modes; so is an unknown sort or include.
+    for bad in ("date=yesterday", "_count=many", "_sort=colour", "_include=Observation:colour", "value-quantity=abc"):
+        for headers in ({}, STRICT):
+            status, outcome = _raw(f"{server.url}/Observation?{bad}", headers=headers)
+            assert status == 400 and outcome["resourceType"] == "OperationOutcome", (bad, headers)
+
+
+def test_strict_by_default_when_the_server_is_made_so(known: FhirStore) -> None:
+    http = make_server(known, "127.0.0.1", 0, handling="strict")
+    http.start_background()
+    try:
+        assert _raw(f"{http.url}/Patient?colour=red")[0] == 400
+        assert _raw(f"{http.url}/Patient?colour=red", headers={"Prefer": "handling=lenient"})[0] == 200
+    finally:
+        http.shutdown()
+        http.server_close()
+    with pytest.raises(ValueError, match="handling"):
+        make_server(known, "127.0.0.1", 0, handling="loose")
+
+
+def test_store_search_stays_strict_unless_asked(known: FhirStore) -> None:
+    with pytest.raises(FhirError, match="unknown search parameter 'colour'"):
+        known.search("Observation", {"colour": "red"})
+    result = known.search("Observation", {"colour": "red", "code": "2823-3"}, strict=False)
+    assert result.total == 4 and result.ignored == ["colour"]
+    with known.episode() as episode:
+        with pytest.raises(FhirError):
+            episode.search("Observation", {"code:below": "x"})
+        assert episode.search("Observation", {"code:below": "x"}, strict=False).total == 6
+
+
+def test_conditional_create_and_update(server: FhirHTTPServer, known: FhirStore) -> None:
+    patient = {"resourceType": "Patient", "identifier": [{"system": "urn:mrn", "value": "MRN009"}],
+               "name": [{"family": "Novak"}]}
+    body = json.dumps(patient).encode()
+    status, created = _raw(f"{server.url}/Patient", "POST", body, {"If-None-Exist": "identifier=urn:mrn|MRN009"})
+    assert status == 201 and created["name"][0]["family"] == "Novak"
+    status, again = _raw(f"{server.url}/Patient", "POST", body, {"If-None-Exist": "identifier=urn:mrn|MRN009"})
+    assert status == 200 and again["id"] == created["id"] and known.count("Patient") == 4
+    # MRN001 is held by p1 (urn:mrn) and p3 (urn:other): a condition matching both is refused.
+    status, outcome = _raw(f"{server.url}/Patient?identifier=MRN001", "POST", body)
+    assert status == 412 and "more than one" in outcome["issue"][0]["diagnostics"]
+    renamed = json.dumps({**patient, "name": [{"family": "Novakova"}]}).encode()
+    status, updated = _raw(f"{server.url}/Patient?identifier=urn:mrn|MRN009", "PUT", renamed)
+    assert status == 200 and updated["id"] == created["id"] and updated["meta"]["versionId"] == "2"
+    status, fresh = _raw(f"{server.url}/Patient?identifier=urn:mrn|MRN010", "PUT", renamed)
+    assert status == 201 and fresh["id"] != created["id"]
+    assert _raw(f"{server.url}/Patient?identifier=MRN001", "PUT", renamed)[0] == 412
+    # criteria are read strictly: ignoring a typo would write to the wrong patient
+    status, outcome = _raw(f"{server.url}/Patient?identifer=urn:mrn|MRN009", "PUT", renamed)
+    assert status == 400 and "identifer" in outcome["issue"][0]["diagnostics"]
+    status, outcome = _raw(f"{server.url}/Patient/{created['id']}", "PUT", renamed, {"If-Match": 'W/"1"'})
+    assert status == 412 and "current version 2" in outcome["issue"][0]["diagnostics"]
+    status, third = _raw(f"{server.url}/Patient/{created['id']}", "PUT", renamed, {"If-Match": 'W/"2"'})
+    assert status == 200 and third["meta"]["versionId"] == "3"
+
+
 def test_client_raises_fhir_errors(server: FhirHTTPServer) -> None:
-    client = FhirClient(server.url)
+    client = FhirClient(server.url, headers=STRICT)
     with pytest.raises(FhirError) as caught:
         client.search("Observation", {"colour": "red"})
     assert caught.value.status == 400 and "colour" in caught.value.message

@@ -2,9 +2,17 @@
 
 Interactions: ``GET /metadata`` (CapabilityStatement), ``GET /Type/id`` (read), ``GET /Type?params`` and
 ``POST /Type/_search`` (search, returning ``searchset`` Bundles with ``next`` links), ``POST /Type``
-(create, 201 with Location), ``PUT /Type/id`` (update). Errors are OperationOutcomes with the HTTP status
-a FHIR server gives: 400 bad search or body, 404 unknown resource or route, 405 unsupported method, 422
-invalid resource. Paths are served both under the base path (default ``/fhir``) and at the root.
+(create, 201 with Location; conditional with ``If-None-Exist`` or a query string), ``PUT /Type/id``
+(update; ``If-Match`` honoured) and ``PUT /Type?params`` (conditional update). Errors are OperationOutcomes
+with the HTTP status a FHIR server gives: 400 bad search or body, 404 unknown resource or route, 405
+unsupported method, 412 a condition that matched several resources or a stale ``If-Match``, 422 invalid
+resource. Paths are served both under the base path (default ``/fhir``) and at the root.
+
+Search handling follows the FHIR search page: by default (lenient) a parameter the server does not know or
+support is ignored, left out of the Bundle's ``self`` link and named in an OperationOutcome entry (search mode
+``outcome``); a client that sends ``Prefer: handling=strict`` gets a 400 instead. A malformed value of a known
+parameter is a 400 in both modes. Conditional writes always read their criteria strictly: ignoring one would
+write to the wrong resource.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from agentgym_fhir.store import MAX_COUNT, Episode, FhirStore
 
 FHIR_JSON = "application/fhir+json; charset=utf-8"
 _IGNORED_PARAMS = {"_format", "_pretty"}
+HANDLINGS = ("lenient", "strict")
 
 
 def capability_statement(base_url: str) -> dict[str, Any]:
@@ -32,6 +41,8 @@ def capability_statement(base_url: str) -> dict[str, Any]:
         resources.append({
             "type": type_name,
             "interaction": [{"code": c} for c in ("read", "search-type", "create", "update")],
+            "versioning": "versioned-update", "updateCreate": True,
+            "conditionalCreate": True, "conditionalUpdate": True,
             "searchParam": [{"name": name, "type": param.kind} for name, param in params.items()]
             + [{"name": name, "type": kind} for name, kind in COMMON_PARAMS.items()],
             "searchInclude": [f"{type_name}:{n}" for n, p in params.items() if p.kind == "reference"],
@@ -44,13 +55,29 @@ def capability_statement(base_url: str) -> dict[str, Any]:
         "rest": [{"mode": "server", "documentation": (
             f"Search result parameters: {', '.join(sorted(RESULT_PARAMS))}. _count is capped at {MAX_COUNT}. "
             "Other resource types are stored and searchable by _id, _lastUpdated, patient, subject, status, "
-            "identifier and encounter."), "resource": resources}],
+            "identifier and encounter. Unknown or unsupported search parameters are ignored (and named in an "
+            "OperationOutcome entry) unless the request says Prefer: handling=strict."), "resource": resources}],
     }
 
 
 def _params(query: str) -> dict[str, str | list[str]]:
     parsed = parse_qs(query, keep_blank_values=True)
     return {k: (v[0] if len(v) == 1 else v) for k, v in parsed.items() if k not in _IGNORED_PARAMS}
+
+
+def preferred_handling(prefer_headers: list[str], default: str = "lenient") -> str:
+    """The search handling a request asks for in its ``Prefer`` header(s): ``strict`` or ``lenient``.
+
+    ``Prefer`` holds comma- or semicolon-separated preferences (``return=representation, handling=strict``);
+    an absent or unrecognised ``handling`` gives ``default``.
+    """
+    handling = default
+    for header in prefer_headers:
+        for preference in header.replace(";", ",").split(","):
+            key, _, value = preference.partition("=")
+            if key.strip().lower() == "handling" and value.strip().strip('"').lower() in HANDLINGS:
+                handling = value.strip().strip('"').lower()
+    return handling
 
 
 class FhirRequestHandler(BaseHTTPRequestHandler):
@@ -103,6 +130,9 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
             raise FhirError(f"the request body is not valid JSON: {error.msg} at line {error.lineno} column "
                             f"{error.colno}", 400, "structure") from error
 
+    def _strict(self) -> bool:
+        return preferred_handling(self.headers.get_all("Prefer") or [], self.server.handling) == "strict"
+
     def _handle(self, method: str) -> None:
         try:
             segments, query = self._route()
@@ -125,35 +155,98 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
         resource_type = segments[0]
         if method == "GET" and len(segments) == 1:
             params = _params(query)
-            result = target.search(resource_type, params)
+            result = target.search(resource_type, params, strict=self._strict())
             self._send(200, result.to_bundle(self._base_url(), params))
         elif method == "POST" and len(segments) == 2 and segments[1] == "_search":
             body = self._body()
             params = _params(query)
             if isinstance(body, str):
                 params.update(_params(body))
-            result = target.search(resource_type, params)
+            result = target.search(resource_type, params, strict=self._strict())
             self._send(200, result.to_bundle(self._base_url(), params))
         elif method == "GET" and len(segments) == 2:
             self._send(200, target.read(resource_type, segments[1]))
         elif method == "POST" and len(segments) == 1:
-            resource = self._body()
-            self._check_type(resource, resource_type)
-            stored = target.create_resource({k: v for k, v in resource.items() if k != "id"})
-            location = f"{self._base_url()}/{resource_type}/{stored['id']}/_history/{stored['meta']['versionId']}"
-            self._send(201, stored, {"Location": location, "ETag": f'W/"{stored["meta"]["versionId"]}"'})
+            self._create(resource_type, query)
         elif method == "PUT" and len(segments) == 2:
             resource = self._body()
             self._check_type(resource, resource_type)
             if resource.get("id") not in (None, segments[1]):
                 raise FhirError(f"the body's id {resource.get('id')!r} does not match the URL's {segments[1]!r}",
                                 400, "invalid", [f"{resource_type}.id"])
-            stored = target.update_resource({**resource, "id": segments[1]})
-            status = 201 if stored["meta"]["versionId"] == "1" else 200
-            self._send(status, stored, {"ETag": f'W/"{stored["meta"]["versionId"]}"'})
+            self._check_version(resource_type, segments[1])
+            self._update({**resource, "id": segments[1]})
+        elif method == "PUT" and len(segments) == 1 and _params(query):
+            self._conditional_update(resource_type, query)
         else:
             raise FhirError(f"{method} {self.path} is not supported; this server does read, search, create and "
                             "update", 405, "not-supported")
+
+    # -- writes
+    def _stored_headers(self, stored: dict[str, Any]) -> dict[str, str]:
+        version = stored["meta"]["versionId"]
+        return {"Location": f"{self._base_url()}/{stored['resourceType']}/{stored['id']}/_history/{version}",
+                "ETag": f'W/"{version}"'}
+
+    def _matches(self, resource_type: str, criteria: str, what: str) -> list[dict[str, Any]]:
+        """At most two resources matching a conditional write's criteria, read strictly."""
+        params = _params(criteria)
+        if not params:
+            raise FhirError(f"{what} needs search criteria, e.g. identifier=system|value", 400, "invalid")
+        for result_param in ("_count", "_offset", "_sort", "_include", "_revinclude", "_summary", "_elements"):
+            params.pop(result_param, None)
+        return self.server.target.search(resource_type, {**params, "_count": "2", "_total": "none"},
+                                         strict=True).entries
+
+    def _create(self, resource_type: str, query: str) -> None:
+        resource = self._body()
+        self._check_type(resource, resource_type)
+        criteria = self.headers.get("If-None-Exist") or query  # the header is FHIR's; a query is fhirpy's way
+        if criteria and _params(criteria.lstrip("?")):  # ?_format=json alone is no condition
+            found = self._matches(resource_type, criteria.lstrip("?"), "a conditional create")
+            if len(found) > 1:
+                raise FhirError(f"the conditional create's criteria {criteria!r} match more than one "
+                                f"{resource_type}; make them more specific", 412, "duplicate")
+            if found:
+                self._send(200, found[0], self._stored_headers(found[0]))
+                return
+        stored = self.server.target.create_resource({k: v for k, v in resource.items() if k != "id"})
+        self._send(201, stored, self._stored_headers(stored))
+
+    def _update(self, resource: dict[str, Any]) -> None:
+        stored = self.server.target.update_resource(resource)
+        self._send(201 if stored["meta"]["versionId"] == "1" else 200, stored, self._stored_headers(stored))
+
+    def _check_version(self, resource_type: str, resource_id: str) -> None:
+        expected = self.headers.get("If-Match")
+        if not expected:
+            return
+        wanted = expected.strip().removeprefix("W/").strip('"')
+        try:
+            current = str(self.server.target.read(resource_type, resource_id)["meta"]["versionId"])
+        except FhirError:
+            current = None
+        if current != wanted:
+            raise FhirError(f"If-Match {expected} does not match {resource_type}/{resource_id}'s current version "
+                            f"{current or '(none: it does not exist)'}; read it again and retry", 412, "conflict")
+
+    def _conditional_update(self, resource_type: str, query: str) -> None:
+        resource = self._body()
+        self._check_type(resource, resource_type)
+        found = self._matches(resource_type, query, "a conditional update")
+        if len(found) > 1:
+            raise FhirError(f"the conditional update's criteria {query!r} match more than one {resource_type}; "
+                            "make them more specific", 412, "multiple-matches")
+        if found:
+            if resource.get("id") not in (None, found[0]["id"]):
+                raise FhirError(f"the body's id {resource['id']!r} is not the id of the matching resource "
+                                f"{found[0]['id']!r}", 400, "invalid", [f"{resource_type}.id"])
+            self._update({**resource, "id": found[0]["id"]})
+        elif resource.get("id"):
+            self._update(resource)
+        else:
+            stored = self.server.target.create_resource(resource)
+            self._send(201, stored, self._stored_headers(stored))
 
     @staticmethod
     def _check_type(resource: Any, resource_type: str) -> None:
@@ -175,16 +268,23 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle("DELETE")
 
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
 
 class FhirHTTPServer(ThreadingHTTPServer):
-    """The HTTP server; ``target`` is the store (or episode) requests go to."""
+    """The HTTP server; ``target`` is the store (or episode) requests go to; ``handling`` is the search handling
+    used when a request's ``Prefer`` header does not choose one (``lenient``, as FHIR recommends, or ``strict``)."""
 
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], target: FhirStore | Episode, base_path: str = "/fhir",
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, handling: str = "lenient") -> None:
+        if handling not in HANDLINGS:
+            raise ValueError(f"handling must be one of {', '.join(HANDLINGS)}, got {handling!r}")
         super().__init__(address, FhirRequestHandler)
         self.target = target
+        self.handling = handling
         self.base_path = "/" + base_path.strip("/") if base_path.strip("/") else ""
         self.verbose = verbose
 
@@ -202,12 +302,13 @@ class FhirHTTPServer(ThreadingHTTPServer):
 
 
 def make_server(target: FhirStore | Episode, host: str = "127.0.0.1", port: int = 8080, *,
-                base_path: str = "/fhir", verbose: bool = False) -> FhirHTTPServer:
+                base_path: str = "/fhir", verbose: bool = False, handling: str = "lenient") -> FhirHTTPServer:
     """A server bound to ``host:port`` (port 0 picks a free one), not yet serving.
 
-    Writes go to ``target``: pass ``store.episode()`` to keep them out of the store file.
+    Writes go to ``target``: pass ``store.episode()`` to keep them out of the store file. ``handling`` is the
+    default search handling (``lenient`` or ``strict``); a request's ``Prefer: handling=...`` overrides it.
     """
-    return FhirHTTPServer((host, port), target, base_path, verbose)
+    return FhirHTTPServer((host, port), target, base_path, verbose, handling)
 
 
-__all__ = ["FhirHTTPServer", "capability_statement", "make_server"]
+__all__ = ["HANDLINGS", "FhirHTTPServer", "capability_statement", "make_server", "preferred_handling"]

@@ -105,7 +105,10 @@ class SearchResult:
         included: Resources added by ``_include`` / ``_revinclude`` (search mode "include").
         next_params: The parameters that fetch the next page (pass them to `search` again), or None on the
             last page.
-        warnings: What the store changed or limited (a capped ``_count``, a capped include), in words.
+        warnings: What the store changed or limited (a capped ``_count``, a capped include, a parameter it
+            ignored), in words.
+        ignored: The parameters a lenient search ignored (unknown names, unsupported modifiers, chains), as
+            written; they are left out of ``next_params`` and of the Bundle's ``self`` link.
     """
 
     resource_type: str
@@ -114,6 +117,7 @@ class SearchResult:
     included: list[dict[str, Any]] = field(default_factory=list)
     next_params: dict[str, str | list[str]] | None = None
     warnings: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
 
     @property
     def resources(self) -> list[dict[str, Any]]:
@@ -121,7 +125,11 @@ class SearchResult:
         return self.entries + self.included
 
     def to_bundle(self, base_url: str = "", self_params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """This page as a FHIR ``searchset`` Bundle; ``base_url`` (no trailing slash) makes full URLs."""
+        """This page as a FHIR ``searchset`` Bundle; ``base_url`` (no trailing slash) makes full URLs.
+
+        ``self_params`` are the parameters the ``self`` link shows; those in ``ignored`` are left out of it, as
+        the FHIR search page asks, so a client can see what the server actually applied.
+        """
         from urllib.parse import urlencode
 
         def url(params: dict[str, Any]) -> str:
@@ -131,7 +139,8 @@ class SearchResult:
         bundle: dict[str, Any] = {"resourceType": "Bundle", "type": "searchset"}
         if self.total is not None:
             bundle["total"] = self.total
-        links = [{"relation": "self", "url": url(self_params or {})}]
+        applied = {k: v for k, v in (self_params or {}).items() if k not in self.ignored}
+        links = [{"relation": "self", "url": url(applied)}]
         if self.next_params is not None:
             links.append({"relation": "next", "url": url(self.next_params)})
         bundle["link"] = links
@@ -174,6 +183,15 @@ class SearchResult:
 
 
 # ------------------------------------------------------------------------------------------ queries
+
+class UnsupportedParameter(FhirError):
+    """A search parameter this store does not know or support (an unknown name, an unsupported modifier, a
+    chain). A strict search refuses it (400); a lenient one ignores it and says so in the result's warnings.
+    A known parameter with a malformed value is a plain `FhirError` in both modes."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 400, "not-supported")
+
 
 @dataclass
 class _Condition:
@@ -276,18 +294,21 @@ def _condition(resource_type: str, name: str, modifier: str | None, value: str) 
     values = _split_values(value)
     if name == "_id":
         if modifier not in (None, "not"):
-            raise FhirError(f"_id does not support the modifier :{modifier}")
+            raise UnsupportedParameter(f"_id does not support the modifier :{modifier}; use _id or _id:not")
         placeholders = ",".join("?" * len(values))
         return _Condition(None, f"r.id {'NOT ' if modifier else ''}IN ({placeholders})", values,
                           rank=0)
     if name == "_lastUpdated":
+        if modifier is not None:
+            raise UnsupportedParameter(f"_lastUpdated does not support the modifier :{modifier}; write "
+                                       "_lastUpdated=ge2024-01-01")
         parts = [_date_predicate(*_prefix(v), name, "r.lu_ms", "r.lu_ms") for v in values]
         return _Condition(None, "(" + " OR ".join(p for p, _ in parts) + ")", [a for _, args in parts for a in args])
     params = params_for(resource_type)
     param = params.get(name)
     if param is None:
-        raise FhirError(f"unknown search parameter {name!r} for {resource_type}; supported: "
-                        f"{', '.join(sorted([*params, *COMMON_PARAMS, *RESULT_PARAMS]))}", 400, "not-supported")
+        raise UnsupportedParameter(f"unknown search parameter {name!r} for {resource_type}; supported: "
+                                   f"{', '.join(sorted([*params, *COMMON_PARAMS, *RESULT_PARAMS]))}")
     if modifier == "missing":
         if value not in ("true", "false"):
             raise FhirError(f"{name}:missing takes true or false, got {value!r}")
@@ -299,7 +320,7 @@ def _condition(resource_type: str, name: str, modifier: str | None, value: str) 
     if param.kind == TOKEN:
         table, rank = "tok", (2 if name in ("identifier", "code", "vaccine-code") else 5)
         if modifier not in (None, "text", "not"):
-            raise FhirError(f"the modifier :{modifier} is not supported on token parameter {name}; "
+            raise UnsupportedParameter(f"the modifier :{modifier} is not supported on token parameter {name}; "
                             "use :text, :not or :missing")
         negated = modifier == "not"
         for item in values:
@@ -326,7 +347,7 @@ def _condition(resource_type: str, name: str, modifier: str | None, value: str) 
     elif param.kind == STRING:
         table, rank = "str", 3
         if modifier not in (None, "exact", "contains"):
-            raise FhirError(f"the modifier :{modifier} is not supported on string parameter {name}; "
+            raise UnsupportedParameter(f"the modifier :{modifier} is not supported on string parameter {name}; "
                             "use :exact, :contains or :missing")
         for item in values:
             if modifier == "exact":
@@ -343,7 +364,7 @@ def _condition(resource_type: str, name: str, modifier: str | None, value: str) 
     elif param.kind == DATE:
         table, rank = "dt", 6
         if modifier is not None:
-            raise FhirError(f"the modifier :{modifier} is not supported on date parameter {name}")
+            raise UnsupportedParameter(f"the modifier :{modifier} is not supported on date parameter {name}")
         for item in values:
             sql, item_args = _date_predicate(*_prefix(item), name, "x.lo", "x.hi")
             pieces.append(sql)
@@ -351,7 +372,7 @@ def _condition(resource_type: str, name: str, modifier: str | None, value: str) 
     elif param.kind == REFERENCE:
         table, rank = "ref", 1
         if modifier is not None and not modifier[:1].isupper():
-            raise FhirError(f"the modifier :{modifier} is not supported on reference parameter {name}; "
+            raise UnsupportedParameter(f"the modifier :{modifier} is not supported on reference parameter {name}; "
                             "use a type such as :Patient")
         targets = [t for item in values for t in _reference_targets(param, item, modifier)]
         pieces.append(f"x.target IN ({','.join('?' * len(targets))})")
@@ -359,7 +380,7 @@ def _condition(resource_type: str, name: str, modifier: str | None, value: str) 
     else:
         table, rank = "qty", 7
         if modifier is not None:
-            raise FhirError(f"the modifier :{modifier} is not supported on quantity parameter {name}")
+            raise UnsupportedParameter(f"the modifier :{modifier} is not supported on quantity parameter {name}")
         for item in values:
             number, _, unit = item.partition("|")
             system, _, code = unit.partition("|") if unit else ("", "", "")
@@ -385,13 +406,16 @@ class _Plan:
     want_total: bool
     elements: list[str] | None
     warnings: list[str]
+    ignored: list[str] = field(default_factory=list)
 
 
 def _as_list(value: str | list[str]) -> list[str]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _plan(resource_type: str, params: dict[str, str | list[str]]) -> _Plan:
+def _plan(resource_type: str, params: dict[str, str | list[str]], strict: bool = True) -> _Plan:
+    """Read search parameters into a plan. ``strict``: an unknown or unsupported parameter raises
+    `UnsupportedParameter`; otherwise it is skipped, named in ``ignored`` and explained in ``warnings``."""
     if not resource_type[:1].isupper() or not resource_type.isalnum():
         raise FhirError(f"{resource_type!r} is not a FHIR resource type; use e.g. Observation", 400, "not-supported")
     conditions: list[_Condition] = []
@@ -401,6 +425,7 @@ def _plan(resource_type: str, params: dict[str, str | list[str]]) -> _Plan:
     revincludes: list[tuple[str, str]] = []
     summary_count, want_total, elements = False, True, None
     warnings: list[str] = []
+    ignored: list[str] = []
     for key, raw_values in params.items():
         for value in _as_list(raw_values):
             value = str(value)
@@ -423,7 +448,7 @@ def _plan(resource_type: str, params: dict[str, str | list[str]]) -> _Plan:
                 for item in value.split(","):
                     sort.append(_sort_key(resource_type, item.strip()))
             elif key == "_include":
-                includes.append(_parse_include(value, resource_type, reverse=False))  # type: ignore[arg-type]
+                includes.append(_parse_include(value, resource_type, reverse=False))
             elif key == "_revinclude":
                 source, param_name, _ = _parse_include(value, resource_type, reverse=True)
                 revincludes.append((source, param_name))
@@ -439,15 +464,27 @@ def _plan(resource_type: str, params: dict[str, str | list[str]]) -> _Plan:
             elif key == "_elements":
                 elements = [e.strip() for e in value.split(",") if e.strip()]
             else:
-                name, _, modifier = key.partition(":")
-                if "." in name or name == "_has":
-                    raise FhirError(f"chained and _has searches ({key}) are not supported; search the "
-                                    "referenced resource first, then search by its id", 400, "not-supported")
-                if name in RESULT_PARAMS:
-                    raise FhirError(f"{key} is not supported")
-                conditions.append(_condition(resource_type, name, modifier or None, value))
+                try:
+                    conditions.append(_filter(resource_type, key, value))
+                except UnsupportedParameter as error:
+                    if strict:
+                        raise
+                    if key not in ignored:
+                        ignored.append(key)
+                        warnings.append(f"ignored {key}: {error.message}")
     return _Plan(resource_type, conditions, sort, count, offset, includes, revincludes, summary_count,
-                 want_total, elements, warnings)
+                 want_total, elements, warnings, ignored)
+
+
+def _filter(resource_type: str, key: str, value: str) -> _Condition:
+    """One filtering parameter (``name[:modifier]=value``) as a condition."""
+    name, _, modifier = key.partition(":")
+    if "." in name or name == "_has":
+        raise UnsupportedParameter(f"chained and _has searches ({key}) are not supported; search the "
+                                   "referenced resource first, then search by its id")
+    if name in RESULT_PARAMS:
+        raise UnsupportedParameter(f"{key} is not supported; {name} takes no modifier")
+    return _condition(resource_type, name, modifier or None, value)
 
 
 def _sort_key(resource_type: str, item: str) -> tuple[str, list[Any], bool]:
@@ -572,18 +609,19 @@ class _View:
             total += self.connection.execute(sql, args).fetchone()[0]
         return total
 
-    def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None) -> SearchResult:
+    def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
+               strict: bool = True) -> SearchResult:
         params = dict(params or {})
-        plan = _plan(resource_type, params)
+        plan = _plan(resource_type, params, strict)
         total = self._total(plan) if (plan.want_total or plan.summary_count) else None
         if plan.summary_count or plan.count == 0:
-            return SearchResult(resource_type, [], total, warnings=plan.warnings)
+            return SearchResult(resource_type, [], total, warnings=plan.warnings, ignored=plan.ignored)
         rows = self._matches(plan, plan.count + 1, plan.offset)
         has_more = len(rows) > plan.count
         entries = [json.loads(text) for text in rows[: plan.count]]
         next_params = None
         if has_more:
-            next_params = {k: v for k, v in params.items() if k != "_offset"}
+            next_params = {k: v for k, v in params.items() if k != "_offset" and k not in plan.ignored}
             if "_count" in next_params:
                 next_params["_count"] = str(plan.count)  # the capped page size, so later pages do not warn
             next_params["_offset"] = str(plan.offset + plan.count)
@@ -592,7 +630,7 @@ class _View:
         if plan.elements:
             keep = {"resourceType", "id", "meta", *plan.elements}
             entries = [{k: v for k, v in e.items() if k in keep} for e in entries]
-        return SearchResult(resource_type, entries, total, included, next_params, warnings)
+        return SearchResult(resource_type, entries, total, included, next_params, warnings, plan.ignored)
 
     def _included(self, plan: _Plan, entries: list[dict[str, Any]], warnings: list[str]) -> list[dict[str, Any]]:
         if not entries or not (plan.includes or plan.revincludes):
@@ -831,7 +869,8 @@ class FhirStore:
         with self._connection() as connection:
             return _View(connection).read(resource_type, resource_id)
 
-    def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None) -> SearchResult:
+    def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
+               strict: bool = True) -> SearchResult:
         """FHIR search: one page of the resources of a type that match every parameter.
 
         ``params`` maps a parameter (with an optional ``:modifier``) to a value or, to AND several, a list
@@ -843,11 +882,17 @@ class FhirStore:
         1000 with a warning), ``_offset``, ``_include`` / ``_revinclude`` (one hop, capped at 1000),
         ``_summary=count``, ``_total=none``, ``_elements``.
 
+        ``strict`` (the default) refuses a parameter the store does not know or support (an unknown name or
+        modifier, a chain) with a 400 that lists what is supported. ``strict=False`` is FHIR's lenient
+        handling, which the REST server uses unless a client sends ``Prefer: handling=strict``: such a
+        parameter is ignored, named in ``ignored`` and explained in ``warnings``. A malformed value of a known
+        parameter is an error either way.
+
         Raises:
-            FhirError: 400 for an unknown parameter, modifier or malformed value, naming what is supported.
+            FhirError: 400 for a malformed value (and, when strict, an unknown parameter or modifier).
         """
         with self._connection() as connection:
-            return _View(connection).search(resource_type, params)
+            return _View(connection).search(resource_type, params, strict=strict)
 
     def search_all(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
                    max_pages: int = 100) -> Iterator[dict[str, Any]]:
@@ -1025,11 +1070,12 @@ class Episode:
             self._check_open()
             return self._view.read(resource_type, resource_id)
 
-    def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None) -> SearchResult:
+    def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
+               strict: bool = True) -> SearchResult:
         """Like `FhirStore.search`, over the base store plus this episode's writes."""
         with self._lock:
             self._check_open()
-            return self._view.search(resource_type, params)
+            return self._view.search(resource_type, params, strict=strict)
 
     def search_all(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
                    max_pages: int = 100) -> Iterator[dict[str, Any]]:
@@ -1181,4 +1227,5 @@ def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-__all__ = ["DEFAULT_COUNT", "MAX_COUNT", "Episode", "EpisodeSnapshot", "FhirStore", "SearchResult", "search_all"]
+__all__ = ["DEFAULT_COUNT", "MAX_COUNT", "Episode", "EpisodeSnapshot", "FhirStore", "SearchResult", "UnsupportedParameter",
+           "search_all"]
