@@ -49,3 +49,32 @@ def test_invalid_write_against_the_server_names_the_field(server_url: str, small
     finally:
         env.close()
     assert observation.startswith("Error") and "status" in observation
+
+
+def test_server_episodes_cannot_change_another_episodes_truth(server_url: str, small_tasks: list[Task]) -> None:
+    """An episode that writes a potassium result to the shared server must not change what the next episode (or
+    any other client of that server) reads: a later potassium task still sees the record as generated."""
+    from agentgym_fhir.client import FhirClient
+
+    task = next(t for t in small_tasks if t.family == "potassium_replacement" and not t.metadata["dated"])
+    patient = task.metadata["patient_id"]
+    planted = {"resourceType": "Observation", "status": "final", "subject": {"reference": f"Patient/{patient}"},
+               "code": {"coding": [{"system": "http://loinc.org", "code": "2823-3"}]},
+               "effectiveDateTime": "2099-01-01T00:00:00Z",
+               "valueQuantity": {"value": 9.9, "unit": "mmol/L", "system": "http://unitsofmeasure.org",
+                                 "code": "mmol/L"}}
+    env = gym.make("FHIR-v0", server=server_url, tasks=[task], knowledge=False)
+    try:
+        env.reset(options={"task_id": task.id})
+        observation = env.step({"name": "create_observation", "arguments": {"resource": planted}})[0]
+        assert "created" in observation
+        env.reset(options={"task_id": task.id})
+        latest = env.step({"name": "latest_observation", "arguments": {"patient_id": patient, "code": "2823-3"}})[0]
+        assert "9.9" not in latest and f"{task.answer:g}" in latest
+        # a crashed episode (never reset, never closed cleanly) leaves nothing behind either
+        env.step({"name": "create_observation", "arguments": {"resource": planted}})
+    finally:
+        env.close()
+    client = FhirClient(server_url)
+    found = list(client.search_all("Observation", {"patient": patient, "code": "2823-3"}))
+    assert all(resource.get("effectiveDateTime") != "2099-01-01T00:00:00Z" for resource in found)

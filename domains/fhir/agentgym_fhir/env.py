@@ -2,21 +2,27 @@
 
 `make_env` builds the env over the default generated population, a store the user gives (`store=PATH`, e.g.
 one imported from Synthea), or a FHIR server (`server=URL`). Each episode works on its own copy-on-write
-view of the store (`FhirStore.episode`), so its writes never reach another episode or the data on disk.
+view of the store (`FhirStore.episode`), or, against a server, keeps its writes in its session
+(`ServerSession`), so its writes never reach another episode, the data on disk or the server.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import inspect
 import json
 import os
+import uuid
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from agentgym.env import ToolEnv
 from agentgym.rewards import Score, verify
 from agentgym.tasks import Task, TaskSet, load_tasks, save_tasks
+from agentgym.tools import ToolError
 from agentgym_fhir import verify as fhir_verify  # noqa: F401  (registers the fhir_* verifiers)
 from agentgym_fhir.client import FhirClient
 from agentgym_fhir.errors import FhirError
@@ -35,13 +41,18 @@ TASKS_VERSION = "1"
 class ServerSession(FhirClient):
     """A FHIR server seen through the store's interface (read, search, create_resource, written).
 
-    Creates are real POSTs, validated first: a server has no copy-on-write view, so an episode's writes stay on
-    the server; the session remembers what it created so the verifier can inspect exactly those resources.
+    The server is shared by every episode (and by anyone else who uses it), and a FHIR server offers no
+    copy-on-write view, so an episode's writes never reach it: they are validated, given an id and kept in the
+    session, where reads by id and the verifier see them, and they vanish with the session. No episode can
+    change what another episode reads or is graded against, even when it crashes before `close`. Searches show
+    the server's data only (the episode's own writes are not merged into search results).
     """
 
-    def __init__(self, base_url: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, base_url: str, *, timeout: float = 30.0, id_prefix: str = "", now: str | None = None) -> None:
         super().__init__(base_url, timeout=timeout)
-        self._created: list[tuple[str, str]] = []
+        self._id_prefix = id_prefix
+        self._now = now
+        self._held: dict[tuple[str, str], dict[str, Any]] = {}
 
     def check_reachable(self) -> None:
         """Ask the server for its CapabilityStatement; raise `ConnectionError` naming the URL if it can't answer."""
@@ -51,16 +62,30 @@ class ServerSession(FhirClient):
             raise ConnectionError(f"{error}; start one with `agentgym fhir serve STORE --port 8080` or check "
                                   "the URL") from error
 
+    def read(self, resource_type: str, resource_id: str) -> dict[str, Any]:
+        held = self._held.get((resource_type, resource_id))
+        return copy.deepcopy(held) if held is not None else super().read(resource_type, resource_id)
+
     def create_resource(self, resource: dict[str, Any]) -> dict[str, Any]:
+        """Validate `resource` and keep it in this session (never POSTed: see the class docstring)."""
         from agentgym_fhir.validation import validate_resource
 
         validate_resource(resource)
-        stored = super().create_resource(resource)
-        self._created.append((stored["resourceType"], stored["id"]))
-        return stored
+        new_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agentgym-server-episode:{self._id_prefix}{len(self._held) + 1}"))
+        stamped = self._now or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stored = {**copy.deepcopy(resource), "id": new_id, "meta": {"versionId": "1", "lastUpdated": stamped}}
+        self._held[(stored["resourceType"], new_id)] = stored
+        return copy.deepcopy(stored)
+
+    def update_resource(self, resource: dict[str, Any]) -> dict[str, Any]:
+        raise FhirError("updates are not offered in an episode against a shared FHIR server; create a new "
+                        "resource instead", 405, "not-supported")
 
     def written(self) -> list[dict[str, Any]]:
-        return [self.read(kind, ident) for kind, ident in self._created]
+        return [copy.deepcopy(resource) for resource in self._held.values()]
+
+    def close(self) -> None:
+        self._held.clear()
 
     def iter_resources(self, resource_type: str | None = None) -> Any:
         """Every resource of a type, paging through the server's search."""
@@ -75,18 +100,19 @@ class FhirEnv(ToolEnv):
 
     def __init__(self, tasks: Any, *, store: Any = None, server: ServerSession | None = None, kb: Any = None,
                  knowledge: bool = True, judge: dict[str, Any] | str | None = None, sandbox: str | None = None,
-                 **kwargs: Any) -> None:
+                 allow_weak_isolation: bool = False, **kwargs: Any) -> None:
         self.store = store
         self.server = server
         self.judge = judge
         self.sandbox_backend = sandbox
+        self.allow_weak_isolation = allow_weak_isolation
         self._sandbox: Any = None
         super().__init__(tasks, all_tools(kb=kb, knowledge=knowledge), system_prompt=SYSTEM_PROMPT, **kwargs)
 
     def begin_episode(self, task: Task) -> FhirState:
         backend: Any
         if self.server is not None:
-            backend = ServerSession(self.server.base_url)
+            backend = ServerSession(self.server.base_url, id_prefix=f"{task.id}:", now=task.metadata.get("now"))
         else:
             backend = self.store.episode(now=task.metadata.get("now"), id_prefix=f"{task.id}:")
         return FhirState(backend=backend, patient_id=task.metadata.get("patient_id"),
@@ -109,9 +135,17 @@ class FhirEnv(ToolEnv):
         from agentgym_fhir.codeact import run_code
 
         if self._sandbox is None:
-            from agentgym.sandbox import Sandbox
+            from agentgym.sandbox import Sandbox, SandboxError
 
-            self._sandbox = Sandbox.create(backend=self.sandbox_backend or os.environ.get("AGENTGYM_SANDBOX", "auto"))
+            backend = self.sandbox_backend or os.environ.get("AGENTGYM_SANDBOX", "auto")
+            options: dict[str, Any] = {}
+            if "allow_weak_isolation" in inspect.signature(Sandbox.create).parameters:
+                options["allow_weak_isolation"] = self.allow_weak_isolation
+            try:
+                self._sandbox = Sandbox.create(backend=backend, **options)
+            except SandboxError as error:
+                raise ToolError(f"the sandbox could not start, so code blocks cannot run ({error}); call the tools "
+                                "instead") from None
         return run_code(self._sandbox, state, code)
 
     def close(self) -> None:
@@ -173,8 +207,9 @@ def open_store(store: Any = None, *, patients: int | None = None, seed: int = 0)
 def make_env(*, store: Any = None, server: str | None = None, tasks: Any = None,
              families: Sequence[str] | None = None, split: str | None = None, code: bool = False,
              patients: int | None = None, seed: int = 0, kb: Any = None, knowledge: bool = True,
-             judge: dict[str, Any] | str | None = None, sandbox: str | None = None,
-             task_options: dict[str, Any] | None = None, **kwargs: Any) -> FhirEnv:
+             judge: dict[str, Any] | str | None = None, sandbox: str | None = None, backend: str | None = None,
+             allow_weak_isolation: bool = False, task_options: dict[str, Any] | None = None,
+             **kwargs: Any) -> FhirEnv:
     """Build FHIR-v0.
 
     Args:
@@ -190,10 +225,16 @@ def make_env(*, store: Any = None, server: str | None = None, tasks: Any = None,
         knowledge: Offer `search_knowledge` at all.
         judge: An OpenAI-compatible judge ({"base_url", "model", "api_key"}) for free-text answers; off by
             default.
-        sandbox: Sandbox backend for code=True ("docker", "local", "auto").
+        sandbox: Sandbox backend for code=True ("docker", "local", "auto"); `backend` is the same option under
+            the name the other envs use.
+        allow_weak_isolation: Let code=True run in the local backend when "auto" finds no Docker (its isolation
+            is weaker: the code runs as this user on this machine); off by default.
         task_options: Options passed to the task generator (e.g. {"per_family": 300}).
         **kwargs: `ToolEnv` options (max_turns, reward_weights, output_limit...).
     """
+    if sandbox and backend and sandbox != backend:
+        raise ValueError(f"sandbox={sandbox!r} and backend={backend!r} disagree; give one of them")
+    sandbox = sandbox or backend
     session = ServerSession(server) if server else None
     if session is not None:
         session.check_reachable()
@@ -207,4 +248,4 @@ def make_env(*, store: Any = None, server: str | None = None, tasks: Any = None,
             tasks = cached_tasks(data, seed, task_options)
     task_set = TaskSet.coerce(tasks)
     return FhirEnv(task_set, store=data, server=session, kb=kb, knowledge=knowledge, judge=judge, sandbox=sandbox,
-                   families=families, split=split, code=code, **kwargs)
+                   allow_weak_isolation=allow_weak_isolation, families=families, split=split, code=code, **kwargs)

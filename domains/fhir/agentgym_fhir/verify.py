@@ -17,60 +17,90 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import date, datetime
+from datetime import date
 from typing import Any
 
-from agentgym.rewards import Score, normalize_text, to_number, verifier
+from agentgym import answers
+from agentgym.answers import normalize_text, parse_number
+from agentgym.rewards import Score, verifier
 
 NONE_ANSWERS = {"none", "none found", "no", "nothing", "n/a", "na", "no results", "not found", "no order",
                 "no orders", "[]", "null", "no data", "no record", "none recorded"}
+CODE_SYSTEMS = {"icd10cm", "icd-10-cm", "icd10", "loinc", "rxnorm", "snomed", "snomed ct", "sct", "cvx", "mrn"}
 
 
 # ------------------------------------------------------------------------------------------- parsing
-def _unit_of(submission: Any) -> str | None:
+# Every rule here is `agentgym.answers` plus what FHIR answers add: a unit after a number (units hold digits
+# of their own: "10*3/uL", "mL/min/1.73m2"), dot-free ICD-10 codes ("E119"), a coding's "system|code" form.
+_LEADING_NUMBER = re.compile(r"\s*([-+]?(?:(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?)(.*)$",
+                             re.DOTALL)
+_ANY_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:[.,]\d+)*|\.\d+)")
+
+
+def _looks_like_unit(text: str) -> bool:
+    """A unit such as "mmol/L", "10*3/uL", "mL/min/1.73 m2" or "%": one or two tokens, each with a letter or
+    a unit sign, none a bare number (so "or 4", "- 5" and "(or 3, 2, 1)" are not units)."""
+    tokens = text.split()
+    return 0 < len(tokens) <= 2 and all(re.search(r"[A-Za-z%\u00b0\u00b5\u03bc\[\]{}]", token)
+                                        and not re.fullmatch(r"[(\[]?[-+]?[\d.,]+[)\]]?", token) for token in tokens)
+
+
+def read_quantity(submission: Any) -> tuple[float | None, str | None]:
+    """(number, unit) of a numeric answer: 4.1, "4.1", "4.1 mmol/L", "72.3 mL/min/1.73m2", "The latest is
+    4.1 mmol/L", {"value": 4.1, "unit": "mmol/L"}. A number followed by anything that is not a unit, or text
+    with two different numbers ("4 (or 3)", "3-4"), reads as no number."""
     if isinstance(submission, dict):
         unit = submission.get("unit") or submission.get("code")
-        return str(unit) if unit else None
-    if isinstance(submission, str):
-        match = re.search(r"[-+]?\d[\d,]*\.?\d*(?:[eE][-+]?\d+)?\s*(.*)$", submission.strip())
-        if match:
-            rest = match.group(1).strip().rstrip(".")
-            return rest or None
-    return None
+        return parse_number(submission.get("value")), (str(unit) if unit else None)
+    if not isinstance(submission, str):
+        return parse_number(submission), None
+    text = answers.fold_unicode(submission).strip().rstrip(".")
+    leading = _LEADING_NUMBER.match(text)
+    if leading:
+        rest = leading.group(2).strip()
+        number = parse_number(leading.group(1))
+        if not rest:
+            return number, None
+        if _looks_like_unit(rest):
+            return number, rest
+    number = parse_number(text)
+    if number is None:
+        return None, None
+    found = _ANY_NUMBER.search(text)
+    tail = text[found.end():].strip() if found else ""
+    return number, (tail if tail and _looks_like_unit(tail) else None)
+
+
+def _unit_of(submission: Any) -> str | None:
+    return read_quantity(submission)[1]
 
 
 def parse_date(value: Any) -> date | None:
-    """A calendar date from an ISO date or date-time, a `date`, or text containing YYYY-MM-DD."""
-    if isinstance(value, datetime):
-        return value.date()
-    if isinstance(value, date):
-        return value
+    """A calendar date (see `agentgym.answers.parse_date`), also from a {"value"/"date": ...} object."""
     if isinstance(value, dict):
         value = value.get("value") or value.get("date")
-    if not isinstance(value, str):
-        return None
-    match = re.search(r"(\d{4})-(\d{2})-(\d{2})", value)
-    if match:
-        try:
-            return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
-        except ValueError:
-            return None
-    for pattern in ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%m/%d/%Y"):
-        try:
-            return datetime.strptime(value.strip(), pattern).date()
-        except ValueError:
-            continue
-    return None
+    return answers.parse_date(value)
 
 
 def normalize_code(value: Any) -> str:
-    """`'e11.9'`, `'E119'`, `'http://...|E11.9'`, `{"code": "E11.9"}` -> `'E119'` (dots, case and system ignored)."""
+    """`'e11.9'`, `'E119'`, `'http://...|E11.9'`, `{"code": "E11.9"}` -> `'E119'` (dots, case and system ignored).
+
+    Anything that is not one code reads as "": several codes ("E11.9, I10", "E11.9 or I10", "I10|E11.9"), or
+    a "system|code" whose system part is not a code system.
+    """
     if isinstance(value, dict):
         value = value.get("code", "")
-    text = str(value).strip()
+    if value is None or isinstance(value, (list, tuple, set, dict, bool)):
+        return ""
+    text = answers.normalize_code(value)
     if "|" in text:
-        text = text.rsplit("|", 1)[1]
-    return re.sub(r"[\s.]", "", text).upper()
+        system, text = text.rsplit("|", 1)
+        if not (system.lower().startswith(("http://", "https://", "urn:")) or system.lower() in CODE_SYSTEMS):
+            return ""
+    text = re.sub(r"^(?:ICD-?10(?:-?CM)?|LOINC|RXNORM|SNOMED(?: CT)?|MRN)[:\s]+", "", text.strip())
+    if not text or re.search(r"[\s,;/|]", text):
+        return ""
+    return text.replace(".", "")
 
 
 def is_none_answer(value: Any) -> bool:
@@ -83,29 +113,30 @@ def is_none_answer(value: Any) -> bool:
 
 
 def _items(value: Any) -> list[str]:
-    if value is None:
-        return []
+    """The items of a list answer (`agentgym.answers.parse_list`; a dict item counts by its code or name, and
+    "a and b" is two items)."""
     if isinstance(value, (list, tuple, set)):
-        out: list[str] = []
-        for item in value:
-            if isinstance(item, dict):
-                item = item.get("code") or item.get("name") or item.get("display") or json.dumps(item)
-            out.append(str(item))
-        return out
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            try:
-                return _items(json.loads(text))
-            except json.JSONDecodeError:
-                pass
-        return [part for part in re.split(r"\s*(?:[,;\n]|\band\b)\s*", text) if part]
-    return [str(value)]
+        value = [item.get("code") or item.get("name") or item.get("display") or json.dumps(item)
+                 if isinstance(item, dict) else item for item in value]
+    out: list[str] = []
+    for item in answers.parse_list(value):
+        out.extend(part for part in re.split(r"\s+and\s+", item) if part)
+    return out
 
 
 def _same_item(got: str, alternatives: list[str]) -> bool:
     g = normalize_text(got)
-    return any(g == normalize_text(a) or normalize_code(g) == normalize_code(a) for a in alternatives)
+    code = normalize_code(got)
+    return any(g == normalize_text(a) or (code and code == normalize_code(a)) for a in alternatives)
+
+
+def numbers_close(number: float, gold: float, *, tolerance: float, relative: bool) -> bool:
+    """Whether `number` is `gold` within the task's tolerance. A relative tolerance scales with the gold; an
+    absolute one is never wider than half the gold, so 0 is never right for a small non-zero gold."""
+    if relative:
+        return answers.numbers_match(number, gold, rel_tol=tolerance)
+    allowed = min(tolerance, abs(gold) / 2) if gold else tolerance
+    return answers.numbers_match(number, gold, rel_tol=0.0, abs_tol=allowed + 1e-9)
 
 
 # ------------------------------------------------------------------------------------------- answers
@@ -122,10 +153,9 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         ok = is_none_answer(submission)
         return Score(float(ok), message="" if ok else "nothing matches; the answer should say none was found")
     if kind == "number":
-        number = to_number(submission)
+        number, stated = read_quantity(submission)
         if number is None:
-            return Score(0.0, message="no number in the submission")
-        stated = _unit_of(submission)
+            return Score(0.0, message="no single number in the submission")
         if unit and stated:
             from agentgym_fhir.units import UnitError, canonical_unit, convert
 
@@ -138,8 +168,7 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         elif unit and require_unit:
             return Score(0.0, {"unit": 0.0}, message=f"the answer needs its unit ({unit})")
         gold_number = float(gold)
-        allowed = tolerance * abs(gold_number) if relative else tolerance
-        ok = abs(number - gold_number) <= allowed + 1e-9
+        ok = numbers_close(number, gold_number, tolerance=tolerance, relative=relative)
         return Score(float(ok), {"unit": 1.0} if unit else {}, message="" if ok else f"expected {gold_number:g}")
     if kind == "date":
         got, want = parse_date(submission), parse_date(gold)
@@ -151,9 +180,7 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         return Score(float(ok), message="" if ok else f"expected {gold}")
     if kind == "set":
         gold_items = [item if isinstance(item, list) else [item] for item in gold]
-        got_items = _items(submission)
-        if is_none_answer(submission):
-            got_items = []
+        got_items = [] if is_none_answer(submission) else _items(submission)
         unmatched = list(range(len(gold_items)))
         correct = 0
         for item in got_items:
@@ -167,14 +194,9 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         ok = correct == len(gold_items) == len(got_items)
         return Score(float(ok), {"precision": precision, "recall": recall})
     if kind == "yes_no":
-        def polarity(value: Any) -> bool | None:
-            if isinstance(value, bool):
-                return value
-            text = normalize_text(value)
-            first = text.split(" ", 1)[0].strip(",.") if text else ""
-            return True if first in ("yes", "true", "y") else False if first in ("no", "false", "n") else None
-        got, want = polarity(submission), polarity(gold)
-        return Score(float(got is not None and got == want))
+        got, want = answers.parse_yes_no(submission), answers.parse_yes_no(gold)
+        return Score(float(got is not None and got == want),
+                     message="" if got is not None else "answer plainly yes or no")
     if kind == "text":
         return Score(float(normalize_text(submission) == normalize_text(gold)))
     raise ValueError(f"unknown answer kind {kind!r}; use number, date, code, set, yes_no, none or text")
@@ -223,7 +245,7 @@ def _per_day(resource: dict[str, Any]) -> float | None:
 
 
 def _quantity_matches(quantity: dict[str, Any], expected: dict[str, Any]) -> bool:
-    value = to_number(quantity.get("value"))
+    value = parse_number(quantity.get("value"))
     if value is None:
         return False
     want = float(expected["value"])
@@ -237,7 +259,7 @@ def _quantity_matches(quantity: dict[str, Any], expected: dict[str, Any]) -> boo
         except UnitError:
             if normalize_text(unit) != normalize_text(expected["unit"]):
                 return False
-    return abs(value - want) <= float(expected.get("tolerance", 1e-6)) + 1e-9
+    return numbers_close(value, want, tolerance=float(expected.get("tolerance", 1e-6)), relative=False)
 
 
 def check_resource(resource: dict[str, Any], spec: dict[str, Any], now: str | None = None) -> dict[str, bool]:
