@@ -15,9 +15,15 @@ and `get_reward()`. Each call is one `env.step`, so the env's own validation, er
 verifier apply unchanged. A call the env reports as an error raises `ToolCallFailed` carrying the env's message,
 which TRL shows to the model and counts in `tools/failure_frequency`.
 
+Episodes start lazily: `reset(**row)` records the row's task, and the env's own reset (which may take a sandbox
+from a pool or copy a store) happens at the episode's first tool call. TRL resets every rollout of a batch before
+it generates anything, so rollouts that never call a tool hold nothing.
+
 CodeAct (`codeact=True`): the only tool is `execute_code(code)`, and the model may also write a ```python block
-(see `agentgym_baselines.codeact`). Envs that implement `ToolEnv.execute_code` run the code themselves; for the
-others the block runs on the host in a restricted namespace whose only functions are the env's tools.
+(see `agentgym_baselines.codeact`). The block runs in a sandbox (never in the trainer's process) where each env
+tool is a stub function; the stubs reach the host only as JSON data, and each call is one `env.step`. The same
+holds for every env, including envs with their own code mode: the prompt names exactly the functions that
+exist in the block's namespace.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import json
 import re
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Union
@@ -232,6 +239,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
     _env_id: ClassVar[str] = ""
     _env_kwargs: ClassVar[dict[str, Any]] = {}
     _codeact: ClassVar[bool] = False
+    _code_options: ClassVar[dict[str, Any]] = {}
     _signatures: ClassVar[dict[str, FlatSignature]] = {}
 
     def __init__(self) -> None:
@@ -241,9 +249,15 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._tool_env: ToolEnv = self._env.unwrapped  # type: ignore[assignment]
         if not isinstance(self._tool_env, ToolEnv):
             raise TypeError(f"{self._env_id} is not an agentgym ToolEnv (got {type(self._tool_env).__name__})")
-        self._env_runs_code = self._codeact and type(self._tool_env).execute_code is not ToolEnv.execute_code
-        if self._env_runs_code:
-            self._tool_env.code = True  # the env's own CodeAct execution handles `execute_code` calls
+        self._code_runner: Any = None
+        if self._codeact:
+            from agentgym_baselines.codeact import SandboxCodeRunner
+
+            self._code_runner = SandboxCodeRunner(code_stubs(self._signatures), **self._code_options,
+                                                  output_limit=self._tool_env.output_limit)
+        # The env and the code sandbox are released when this instance goes away (TRL never closes them).
+        weakref.finalize(self, _close_episode_resources, self._env, self._code_runner)
+        self._task_id: str | None = None
         self._started = False
         self._done = False
         self._submitted = False
@@ -260,9 +274,13 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         if "task_id" not in row:
             raise KeyError("the dataset row has no 'task_id' column; build the dataset with "
                            "agentgym_baselines.adapter.task_dataset(ENV_ID, split=...)")
-        self._env.reset(options={"task_id": str(row["task_id"])})
-        self._started, self._done, self._submitted, self._reward = True, False, False, 0.0
+        task_id = str(row["task_id"])
+        self._tool_env.task_set.get(task_id)  # an unknown id fails here, not at the first tool call
+        self._task_id = task_id
+        self._started, self._done, self._submitted, self._reward = False, False, False, 0.0
         self._calls, self._failures = {}, {}
+        if self._code_runner is not None:
+            self._code_runner.reset()
 
     def get_reward(self) -> float:
         """The verifier's score of the episode (with the env's reward weights); 0.0 if nothing was submitted."""
@@ -271,8 +289,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
     # --------------------------------------------------------------------------------- helpers (private)
     def _step(self, name: str, arguments: dict[str, Any]) -> str:
         """One env step for one tool call; raises `ToolCallFailed` with the env's message on an error."""
-        if not self._started:
-            raise RuntimeError("reset(task_id=...) must be called before any tool")
+        self._begin()
         if self._done:
             raise EpisodeOver("the episode is over (the answer was submitted or the turn limit was reached); "
                               "do not call more tools")
@@ -285,13 +302,44 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
             raise ToolCallFailed(observation)
         return str(observation)
 
+    def _code_call(self, name: str, arguments: dict[str, Any]) -> str:
+        """One tool call made from a CodeAct block (read from the sandbox as data: a name and JSON values)."""
+        return self._step(name, self._signatures[name].nest(arguments))
+
+    def _begin(self) -> None:
+        """Reset the env to the recorded task at the episode's first tool call."""
+        if self._task_id is None:
+            raise RuntimeError("reset(task_id=...) must be called before any tool")
+        if not self._started:
+            self._env.reset(options={"task_id": self._task_id})
+            self._started = True
+
     def _task(self) -> Any:
-        """The current task (gold answer included): for trainers only, never shown to the student."""
-        return self._tool_env.task
+        """The current row's task (gold answer included): for trainers only, never shown to the student."""
+        return None if self._task_id is None else self._tool_env.task_set.get(self._task_id)
 
     def _episode_stats(self) -> dict[str, Any]:
         return {"calls": dict(self._calls), "failures": dict(self._failures), "submitted": self._submitted,
-                "reward": self.get_reward(), "env_turns": self._tool_env._turn}
+                "reward": self.get_reward(), "env_turns": self._tool_env._turn if self._started else 0}
+
+
+def _close_episode_resources(env: gym.Env[Any, Any], code_runner: Any) -> None:
+    env.close()
+    if code_runner is not None:
+        code_runner.close()
+
+
+def code_stubs(signatures: Mapping[str, FlatSignature]) -> list[Any]:
+    """The env's tools as CodeAct stub specs: flat parameters, required ones first (the call order)."""
+    from agentgym_baselines.codeact import StubSpec
+
+    stubs = []
+    for name, signature in signatures.items():
+        required = [p.name for p in signature.parameters if p.required]
+        optional = [p.name for p in signature.parameters if not p.required]
+        stubs.append(StubSpec(name=name, doc=signature.docstring(), parameters=tuple(required + optional),
+                              required=len(required)))
+    return stubs
 
 
 def _make_tool_method(signature: FlatSignature) -> Callable[..., str]:
@@ -309,44 +357,48 @@ def _make_tool_method(signature: FlatSignature) -> Callable[..., str]:
 
 
 def _execute_code_method() -> Callable[..., str]:
-    from agentgym_baselines.codeact import run_code_block
-
     # `self` stays unannotated: transformers reads every annotated parameter into the tool schema.
     def execute_code(self, code: str) -> str:  # type: ignore[no-untyped-def]
-        """Run a Python code block. The environment's tools are available in it as functions; print what you
-        want to see.
+        """Run a Python code block in a sandbox. The environment's tools are available in it as functions; print
+        what you want to see.
 
         Args:
             code: Python source to run.
         """
-        if self._env_runs_code:
-            return self._step(CODE_TOOL, {"code": code})
+        from agentgym_baselines.codeact import CodeRunFailed
+
+        self._begin()
         if self._done:
             raise EpisodeOver("the episode is over (the answer was submitted or the turn limit was reached); "
                               "do not run more code")
         self._calls[CODE_TOOL] = self._calls.get(CODE_TOOL, 0) + 1
         try:
-            return run_code_block(self, code)
-        except ToolCallFailed:
+            return str(self._code_runner.run(code, self._code_call))
+        except CodeRunFailed as error:
             self._failures[CODE_TOOL] = self._failures.get(CODE_TOOL, 0) + 1
-            raise
+            raise ToolCallFailed(str(error)) from None
 
     return execute_code
 
 
-_CLASSES: dict[tuple[str, bool, str], type[AgentGymEnvironment]] = {}
+_CLASSES: dict[tuple[str, bool, str, str], type[AgentGymEnvironment]] = {}
 
 
 def _class_name(env_id: str) -> str:
     return re.sub(r"\W", "", env_id.split(":")[-1].replace("-", "_").title()) + "Environment"
 
 
-def environment_factory(env_id: str, *, codeact: bool = False, **env_kwargs: Any) -> type[AgentGymEnvironment]:
+def environment_factory(env_id: str, *, codeact: bool = False, code_sandbox: str = "auto",
+                        allow_weak_isolation: bool = False, code_timeout: float | None = None,
+                        **env_kwargs: Any) -> type[AgentGymEnvironment]:
     """A class for `trl.GRPOTrainer(environment_factory=...)` that runs `env_id`'s episodes.
 
     Args:
         env_id: A registered agentgym env ("SQL-v0").
         codeact: Expose one `execute_code(code)` tool (CodeAct) instead of the env's tools.
+        code_sandbox: CodeAct only: the sandbox backend the blocks run in ("auto", "docker", "local").
+        allow_weak_isolation: CodeAct only: let "auto" use the local backend when no Docker daemon answers.
+        code_timeout: CodeAct only: seconds of sandbox time per block (default 30).
         **env_kwargs: Passed to `gymnasium.make(env_id, ...)` (tasks=, max_turns=, ...). Must be JSON-able, so
             the class can be rebuilt when unpickled.
 
@@ -354,8 +406,11 @@ def environment_factory(env_id: str, *, codeact: bool = False, **env_kwargs: Any
         A class whose public methods are the env's tools (real signatures, Google-style docstrings),
         `reset(**row)` and `get_reward()`. The same arguments return the same class.
     """
+    code_options: dict[str, Any] = {"backend": code_sandbox, "allow_weak_isolation": allow_weak_isolation}
+    if code_timeout is not None:
+        code_options["timeout"] = float(code_timeout)
     try:
-        key = (env_id, codeact, json.dumps(env_kwargs, sort_keys=True))
+        key = (env_id, codeact, json.dumps(env_kwargs, sort_keys=True), json.dumps(code_options, sort_keys=True))
     except TypeError as error:
         raise TypeError(f"environment_factory: env_kwargs must be JSON-able so the class can be pickled "
                         f"({error}); pass a task file path instead of Task objects") from None
@@ -372,6 +427,7 @@ def environment_factory(env_id: str, *, codeact: bool = False, **env_kwargs: Any
         probe.close()
     namespace: dict[str, Any] = {
         "_env_id": env_id, "_env_kwargs": dict(env_kwargs), "_codeact": codeact, "_signatures": signatures,
+        "_code_options": code_options if codeact else {},
         "__module__": __name__,
         "__doc__": f"agentgym {env_id} as a TRL environment ({'CodeAct' if codeact else 'tool calls'}).",
     }
@@ -389,14 +445,18 @@ def environment_factory(env_id: str, *, codeact: bool = False, **env_kwargs: Any
     return cls  # type: ignore[return-value]
 
 
-def _rebuild_class(env_id: str, codeact: bool, env_kwargs: dict[str, Any]) -> type[AgentGymEnvironment]:
-    return environment_factory(env_id, codeact=codeact, **env_kwargs)
+def _rebuild_class(env_id: str, codeact: bool, env_kwargs: dict[str, Any],
+                   code_options: dict[str, Any] | None = None) -> type[AgentGymEnvironment]:
+    options = dict(code_options or {})
+    return environment_factory(env_id, codeact=codeact, code_sandbox=options.get("backend", "auto"),
+                               allow_weak_isolation=bool(options.get("allow_weak_isolation", False)),
+                               code_timeout=options.get("timeout"), **env_kwargs)
 
 
 def _reduce_class(cls: Any) -> Any:
     if not cls._env_id:
         return cls.__qualname__  # the base class pickles by name
-    return _rebuild_class, (cls._env_id, cls._codeact, dict(cls._env_kwargs))
+    return _rebuild_class, (cls._env_id, cls._codeact, dict(cls._env_kwargs), dict(cls._code_options))
 
 
 copyreg.pickle(_EnvironmentClassMeta, _reduce_class)
@@ -414,16 +474,22 @@ def python_signature(tool: Tool) -> str:
     return f"{tool.name}({', '.join(parts)})  # {summary}"
 
 
+CODEACT_NAMESPACE_NOTE = (
+    " The code runs in a sandbox with a persistent Python namespace for the episode. In it, these functions "
+    "exist (also as `from tools import NAME`) and nothing else of the environment does; each returns the "
+    "tool's result as text and raises `ToolError` with the environment's message when the call fails:\n")
+
+
 def system_prompt(env: ToolEnv, *, codeact: bool = False) -> str:
-    """The system message of a training prompt: the env's, plus the functions callable from code in CodeAct."""
+    """The system message of a training prompt: the env's, plus in CodeAct exactly the functions that exist in
+    the code's namespace (the env's tools as stubs, `ToolError`)."""
     text = env.system_prompt
     if not codeact:
         return text
     if CODE_SYSTEM_SUFFIX not in text:
         text += CODE_SYSTEM_SUFFIX
     functions = "\n".join(python_signature(item) for item in env.tools.values())
-    return (text + " In the code, these functions are available (also as `from tools import NAME`); each returns "
-            "the tool's result as text:\n" + functions)
+    return text + CODEACT_NAMESPACE_NOTE + functions
 
 
 def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = False, limit: int | None = None,

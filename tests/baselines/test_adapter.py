@@ -125,7 +125,7 @@ def test_task_dataset_has_prompts_and_ids_but_no_answers() -> None:
 
 
 def test_codeact_runs_blocks_with_the_tools_as_functions() -> None:
-    cls = environment_factory(ENV, codeact=True)
+    cls = environment_factory(ENV, codeact=True, allow_weak_isolation=True, code_timeout=3)
     public = sorted(name for name in dir(cls) if not name.startswith("_"))
     assert public == ["execute_code", "get_reward", "reset"]
     system = task_dataset(ENV, codeact=True)[0]["prompt"][0]["content"]
@@ -136,14 +136,18 @@ def test_codeact_runs_blocks_with_the_tools_as_functions() -> None:
     assert output == "cloud -> CLOUD"
     with pytest.raises(ToolCallFailed, match="printed\nError: no key 'x'"):
         instance.execute_code(code="print('printed')\nlookup('x')")
-    for code, message in [("import os", "import of 'os' is not allowed"),
-                          ("().__class__", "double underscore"),
-                          ("while True:\n    pass", "more than"),
-                          ("open('/etc/passwd')", "NameError")]:
+    # The block runs in a sandbox, so the standard library is there (it reaches the sandbox, not the trainer);
+    # a runaway loop is stopped by the time limit and a syntax error is an observation.
+    assert instance.execute_code(code="import os\nprint(os.path.isdir(os.getcwd()))") == "True"
+    for code, message in [("while True:\n    pass", "ran past 3 s"), ("def (", "SyntaxError"),
+                          ("lookup('a', 'b', 'c')", "at most 2 positional")]:
         with pytest.raises(ToolCallFailed, match=message):
             instance.execute_code(code=code)
     instance.execute_code(code="import json\nsubmit(json.loads('\"cloud\"'))")
     assert instance.get_reward() == 1.0
+    with pytest.raises(EpisodeOver):
+        instance.execute_code(code="print(1)")
+    instance._code_runner.close()
 
 
 def test_codeact_parsing_reads_python_blocks_as_execute_code_calls() -> None:
