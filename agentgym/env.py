@@ -8,6 +8,7 @@ observations and count as a turn.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.actions import CODE_TOOL, ActionParser, ParsedAction, ToolCall, parse_action
-from agentgym.rewards import Score, combine, verify
+from agentgym.rewards import Score, check_weights, combine, verify
 from agentgym.spaces import UnicodeText
 from agentgym.tasks import Task, TaskSet
 from agentgym.tools import DEFAULT_OUTPUT_LIMIT, Tool, ToolError, ToolOutcome, as_tool, cap_text, submit
@@ -39,6 +40,8 @@ class ToolEnv(gym.Env[str, Any]):
         max_turns: Turns (actions) before the episode is truncated.
         code: Accept CodeAct ```python blocks, run by `execute_code`.
         reward_weights: Weights of shaping components added to the reward (default: none; reward = verifier).
+            Shaping is paid only to submitted episodes and capped at half the answer's weight
+            (`agentgym.rewards.combine`); success is always the verifier's score alone.
         system_prompt: The system message of the conversation.
         output_limit: Most characters of one tool result the agent sees.
         parser: Replaces `agentgym.actions.parse_action`.
@@ -77,7 +80,7 @@ class ToolEnv(gym.Env[str, Any]):
             self.tools[submit.name] = submit
         self.max_turns = max_turns
         self.code = code
-        self.reward_weights = dict(reward_weights or {})
+        self.reward_weights = check_weights(reward_weights)
         self.output_limit = output_limit
         self.parser = parser or parse_action
         self.render_mode = render_mode
@@ -156,7 +159,7 @@ class ToolEnv(gym.Env[str, Any]):
         if terminated or truncated:
             score = self.verify(self.task, submission, self.state) if terminated else Score(0.0, message="truncated")
             self._breakdown = self._final_breakdown(score, submitted=terminated)
-            step_reward = combine(score.value, self._breakdown, self.reward_weights)
+            step_reward = combine(score.value, self._breakdown, self.reward_weights, submitted=terminated)
             self._episode_open = False
         info = self._info()
         if self.render_mode == "human":
@@ -239,7 +242,10 @@ class ToolEnv(gym.Env[str, Any]):
         elif not outcome.ok:
             self._failed_calls += 1
         for name, value in self.process_signals(call, outcome, self.state).items():
-            self._process.setdefault(name, []).append(float(value))
+            # Clipped per call and averaged per episode (`_final_breakdown`): repeating a cheap call cannot
+            # push a signal above what one such call earns.
+            number = float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+            self._process.setdefault(name, []).append(min(1.0, max(0.0, number)))
         return outcome
 
     def _append_assistant(self, action: Any, parsed: ParsedAction) -> None:

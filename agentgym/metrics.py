@@ -54,8 +54,27 @@ class TaskSamples:
                    if ok and (max_turns is None or turns <= max_turns))
 
 
-def group_samples(records: Iterable[Mapping[str, Any]]) -> list[TaskSamples]:
-    """Group trajectory records (dicts with env_id, task_id, success, turns, tool_calls, tool_errors) by task."""
+def record_success(record: Mapping[str, Any], success_threshold: float = 1.0) -> bool:
+    """Whether one trajectory record is a success, from the verifier's score alone.
+
+    A record that carries its `reward_breakdown` (with "answer") and `terminated` is judged again here:
+    submitted, no agent error, and `reward_breakdown["answer"] >= success_threshold`, whatever shaped reward it
+    was paid. An older or foreign record without them falls back on its own `success` field.
+    """
+    breakdown = record.get("reward_breakdown")
+    if isinstance(breakdown, Mapping) and "answer" in breakdown and "terminated" in record:
+        answer = breakdown["answer"]
+        if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+            return False
+        return bool(record["terminated"]) and record.get("error") is None and float(answer) >= success_threshold
+    return bool(record["success"])
+
+
+def group_samples(records: Iterable[Mapping[str, Any]], *, success_threshold: float = 1.0) -> list[TaskSamples]:
+    """Group trajectory records (dicts with env_id, task_id, success, turns, tool_calls, tool_errors) by task.
+
+    Success is `record_success(record, success_threshold)`: the verifier's score, never the shaped reward.
+    """
     grouped: dict[str, list[Mapping[str, Any]]] = {}
     for record in records:
         grouped.setdefault(f"{record.get('env_id', '')}/{record['task_id']}", []).append(record)
@@ -64,7 +83,7 @@ def group_samples(records: Iterable[Mapping[str, Any]]) -> list[TaskSamples]:
         items = sorted(grouped[key], key=lambda item: int(item.get("sample", 0)))
         result.append(TaskSamples(
             key=key,
-            successes=tuple(bool(item["success"]) for item in items),
+            successes=tuple(record_success(item, success_threshold) for item in items),
             turns=tuple(int(item["turns"]) for item in items),
             tool_calls=tuple(int(item.get("tool_calls", 0)) for item in items),
             tool_errors=tuple(int(item.get("tool_errors", 0)) for item in items),
@@ -157,9 +176,12 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
 
 
 def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_turns: int | None = None,
-              resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+              resamples: int = 1000, seed: int = 0, success_threshold: float = 1.0) -> dict[str, Any]:
     """The whole `summary.json` body for trajectory records: overall metrics plus `by_env`, `by_family` and
-    `by_difficulty` groups (family keys are prefixed with the env id when records span several envs)."""
+    `by_difficulty` groups (family keys are prefixed with the env id when records span several envs).
+
+    Success, pass@k and PASS@(k,T) count an episode as solved from its verifier score (`record_success`
+    with `success_threshold`), never from a reward that shaping weights raised."""
     if max_turns is None:
         max_turns = max((int(record["turns"]) for record in records), default=0)
     turn_limits = list(range(1, max_turns + 1))
@@ -173,13 +195,15 @@ def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_tu
         "by_family": family_of,
         "by_difficulty": lambda record: str(record["difficulty"]),
     }
-    summary = summarize_tasks(group_samples(records), ks, turn_limits=turn_limits, resamples=resamples, seed=seed)
+    summary = summarize_tasks(group_samples(records, success_threshold=success_threshold), ks,
+                              turn_limits=turn_limits, resamples=resamples, seed=seed)
     for name, key_of in groupings.items():
         buckets: dict[str, list[Mapping[str, Any]]] = {}
         for record in records:
             buckets.setdefault(key_of(record), []).append(record)
         summary[name] = {
-            key: summarize_tasks(group_samples(bucket), ks, turn_limits=turn_limits, resamples=resamples,
+            key: summarize_tasks(group_samples(bucket, success_threshold=success_threshold), ks,
+                                 turn_limits=turn_limits, resamples=resamples,
                                  seed=seed)
             for key, bucket in sorted(buckets.items())
         }

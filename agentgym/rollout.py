@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,7 +31,8 @@ class Trajectory:
     """Everything one episode produced. `timings` is the only field that differs between identical runs.
 
     `tool_calls` counts the calls the agent made, `tool_errors` the tool results that were errors, and
-    `format_errors` the turns whose action held no valid call at all.
+    `format_errors` the turns whose action held no valid call at all. `reward` is what the env paid (shaping
+    included when weights are set); `success` comes from the verifier's score alone (`episode_success`).
     """
 
     env_id: str
@@ -62,6 +64,20 @@ class Trajectory:
         """The inverse of `to_dict` (fields a newer version added are filled with their defaults)."""
         known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
         return cls(**known)
+
+
+def episode_success(reward_breakdown: Mapping[str, Any], *, terminated: bool, threshold: float = 1.0,
+                    error: str | None = None) -> bool:
+    """Whether an episode succeeded: it ended with a submission (`terminated`), without an agent error, and the
+    verifier's score (`reward_breakdown["answer"]`) is at least `threshold`.
+
+    The shaped reward never enters: shaping weights change what an RL learner is paid, not whether the task
+    was solved.
+    """
+    answer = reward_breakdown.get("answer")
+    if error is not None or not terminated or isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return False
+    return float(answer) >= threshold
 
 
 def count_tool_calls(messages: list[dict[str, Any]]) -> tuple[int, int]:
@@ -109,7 +125,8 @@ def run_episode(
         seed: Seeds the env's reset; the agent is reset with `seed + sample`.
         task_id: Play this task instead of a seeded random one.
         sample: Which of the task's repeated samples this is (recorded; varies the agent's seed).
-        success_threshold: The reward at or above which the episode counts as a success.
+        success_threshold: The verifier's score (`reward_breakdown["answer"]`, not the shaped reward) at or
+            above which a submitted episode counts as a success (`episode_success`).
         max_repeats: When > 0, end the episode (truncated, with `error` set) once the agent has sent the same
             action and received the same observation this many times in a row: a looping model.
 
@@ -150,7 +167,8 @@ def run_episode(
     return Trajectory(
         env_id=env_id, task_id=info["task_id"], family=info["family"], difficulty=info["difficulty"],
         split=info["split"], seed=seed, sample=sample, reward=reward,
-        success=error is None and terminated and reward >= success_threshold,
+        success=episode_success(info["reward_breakdown"], terminated=terminated, threshold=success_threshold,
+                                error=error),
         turns=info["turn"], terminated=terminated, truncated=truncated, tool_calls=calls, tool_errors=errors,
         messages=messages, reward_breakdown=info["reward_breakdown"], rewards=rewards, error=error,
         timings={"total_s": total, "agent_s": agent_seconds, "env_s": total - agent_seconds},

@@ -60,3 +60,80 @@ def test_scores_are_clamped_and_must_be_finite() -> None:
 def test_combine_defaults_to_verifier_score() -> None:
     assert combine(0.5, {"format": 1.0}, None) == 0.5
     assert combine(1.0, {"format": 0.5, "schema": 1.0}, {"format": 0.2, "schema": 0.1}) == pytest.approx(1.2)
+
+
+# --- the verifiers read answers through agentgym.answers --------------------------------------------------
+
+@pytest.mark.parametrize("gold, submission, expected", [
+    (7, "\uff17", 1.0),                 # fullwidth digit
+    (7, "7\u200b", 1.0),                # zero-width space
+    (7, "7 or 8", 0.0),                 # two numbers: ambiguous
+    (7, "7, 8, 9", 0.0),
+    (7, True, 0.0),                     # a bool is not the number 1
+    (1, True, 0.0),
+    ("42", "42.0", 1.0),                # a numeric gold text compares by value
+    ("Aspirin", "A\u200bspirin", 1.0),
+    ("Aspirin", "Aspirin, ibuprofen", 0.0),
+    (["a", "b"], "a, b", 1.0),          # a list gold compares in order
+    (["a", "b"], "b, a", 0.0),
+])
+def test_exact_reads_answers_strictly(gold: object, submission: object, expected: float) -> None:
+    assert verify(task(gold), submission).value == expected
+
+
+def test_numeric_default_tolerance_is_relative_to_the_gold() -> None:
+    small = task(0.004, "numeric")
+    assert verify(small, "0.004").value == 1.0
+    assert verify(small, 0).value == 0.0            # the old absolute 1e-6 floor let nothing like this through,
+    assert verify(small, "0.0").value == 0.0        # but a relative rule must not either
+    assert verify(task(1_000_000.0, "numeric"), 1_000_000.5).value == 1.0
+    assert verify(task(1_000_000.0, "numeric"), 1_000_002).value == 0.0
+    assert verify(task(5.0, "numeric", tolerance=0.5), "5.4 or 6").value == 0.0
+    assert verify(task("not a number", "numeric"), 3).value == 0.0
+
+
+def test_set_rejects_listing_every_candidate() -> None:
+    gold = task(["aspirin", "metformin"], "set")
+    assert verify(gold, "metformin\naspirin").value == 1.0
+    assert verify(gold, '["Aspirin", "Metformin"]').value == 1.0
+    everything = verify(gold, "aspirin, metformin, insulin, warfarin, lisinopril")
+    assert everything.value == 0.0
+    assert everything.components["recall"] == 1.0 and everything.components["precision"] == pytest.approx(0.4)
+    assert verify(task([], "set"), "").value == 1.0
+    assert verify(task([], "set"), "aspirin").value == 0.0
+
+
+@pytest.mark.parametrize("submission, expected", [
+    ("yes", 1.0), ("Yes.", 1.0), (True, 1.0), ("yes or no", 0.0), ("yes/no", 0.0), ("no", 0.0),
+    ("maybe yes", 0.0), ("not true", 0.0), ("\uff59\uff45\uff53", 1.0),
+])
+def test_yes_no_ambiguous_scores_zero(submission: object, expected: float) -> None:
+    assert verify(task("yes", "yes_no"), submission).value == expected
+
+
+@pytest.mark.parametrize("submission, expected", [
+    ("replace K+ now", 1.0),
+    ("K+", 1.0),
+    ("the patient needs k+.", 1.0),
+    ("K+, Na+, Cl-, Mg2+, Ca2+", 0.0),                # pastes every candidate
+    ("K+\nNa+", 0.0),
+    ("x" * 60 + " K+", 0.0),                          # too long to be one answer
+    ("", 0.0),
+])
+def test_contains_names_one_short_answer(submission: str, expected: float) -> None:
+    assert verify(task("K+", "contains"), submission).value == expected
+
+
+def test_contains_matches_whole_words() -> None:
+    assert verify(task("lisinopril", "contains"), "Start lisinopril 10 mg").value == 1.0
+    assert verify(task("K", "contains"), "kidney").value == 0.0
+    assert verify(task("pril", "contains"), "lisinopril").value == 0.0
+
+
+def test_normalize_text_and_to_number_stay_importable_from_rewards() -> None:
+    from agentgym import answers
+    from agentgym.rewards import normalize_text, to_number
+
+    assert normalize_text is answers.normalize_text
+    assert to_number("7.2 mmol/L") == 7.2
+    assert to_number("3 or 4") is None
