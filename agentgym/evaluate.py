@@ -30,7 +30,9 @@ RUN_FILE = "run.json"
 TOOLS_FILE = "tools.json"
 SUMMARY_FILE = "summary.json"
 _DISK_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-# run.json keys that define which episodes a run holds; --n and --k may grow between re-runs
+WEAK_ISOLATION_ENV = "AGENTGYM_ALLOW_WEAK_ISOLATION"
+# run.json keys that define which episodes a run holds; --n and --k may grow between re-runs (and
+# allow_weak_isolation, recorded beside them, may change: it decides where sandboxes run, not what is graded)
 _IDENTITY = ("envs", "agent", "agent_options", "seed", "tasks", "env_args", "max_turns", "max_repeats",
              "success_threshold")
 
@@ -251,15 +253,77 @@ def evaluate(
     bootstrap: int = 1000,
     progress: bool = True,
     plots: bool = True,
+    allow_weak_isolation: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) an evaluation into `out` and return its summary. The Python form of `agentgym eval`.
 
     `secret_options` reach the agent but are never written to the run directory (API keys).
+    `allow_weak_isolation` lets sandboxes fall back to the local backend (weaker isolation) when Docker is not
+    there, by setting `AGENTGYM_ALLOW_WEAK_ISOLATION=1` for this run; it is on by itself for a privileged agent
+    (the oracle replays trusted gold solutions), and what was used is recorded in `run.json`.
     Raises `click.ClickException` for bad settings and `KeyboardInterrupt` when interrupted (finished
     episodes are kept). See `agentgym eval --help` for the meaning of each argument.
     """
+    from agentgym.agents.base import agent_is_privileged
+
+    try:
+        weak = allow_weak_isolation or agent_is_privileged(agent) or os.environ.get(WEAK_ISOLATION_ENV) == "1"
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--agent") from None
+    with weak_isolation_allowed(weak):
+        return _run_evaluation(
+            env_ids, agent, out, n=n, k=k, samples=samples, max_turns=max_turns, workers=workers, backend=backend,
+            ray_address=ray_address, tasks=tasks, env_args=env_args, agent_options=agent_options,
+            secret_options=secret_options, seed=seed, max_repeats=max_repeats, success_threshold=success_threshold,
+            bootstrap=bootstrap, progress=progress, plots=plots, allow_weak_isolation=weak,
+        )
+
+
+@contextmanager
+def weak_isolation_allowed(enabled: bool) -> Iterator[None]:
+    """Within the block, when `enabled`, set AGENTGYM_ALLOW_WEAK_ISOLATION=1 (read by `agentgym.sandbox` and
+    inherited by worker processes started inside it); restore the previous value after."""
+    if not enabled:
+        yield
+        return
+    previous = os.environ.get(WEAK_ISOLATION_ENV)
+    os.environ[WEAK_ISOLATION_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(WEAK_ISOLATION_ENV, None)
+        else:
+            os.environ[WEAK_ISOLATION_ENV] = previous
+
+
+def _run_evaluation(
+    env_ids: Sequence[str],
+    agent: str,
+    out: Path,
+    *,
+    n: int = 0,
+    k: int = 1,
+    samples: int | None = None,
+    max_turns: int | None = None,
+    workers: int = 1,
+    backend: str = "auto",
+    ray_address: str | None = None,
+    tasks: str | None = None,
+    env_args: dict[str, Any] | None = None,
+    agent_options: dict[str, Any] | None = None,
+    secret_options: dict[str, Any] | None = None,
+    seed: int = 0,
+    max_repeats: int = 0,
+    success_threshold: float = 1.0,
+    bootstrap: int = 1000,
+    progress: bool = True,
+    plots: bool = True,
+    allow_weak_isolation: bool,
+) -> dict[str, Any]:
+    """The body of `evaluate`, run with the weak-isolation setting already in the environment."""
     import agentgym  # noqa: F401  (registers every plugin's envs)
-    from agentgym.metrics import summarize
+    from agentgym.metrics import record_success, summarize
     from agentgym.registry import env_record
     from agentgym.report import write_report
 
@@ -291,6 +355,7 @@ def evaluate(
         "envs": list(records_by_env), "agent": agent, "agent_options": dict(agent_options or {}), "seed": seed,
         "tasks": env_kwargs.get("tasks"), "env_args": dict(env_args or {}), "max_turns": max_turns,
         "max_repeats": max_repeats, "success_threshold": success_threshold,
+        "allow_weak_isolation": allow_weak_isolation,
     }
     specs = plan_episodes(task_ids, n=n, samples=samples, seed=seed)
     out = Path(out)
@@ -310,7 +375,8 @@ def evaluate(
         )
         planned = {spec.key for spec in specs}
         kept = [record for key, record in finished.items() if key in planned]
-        bar = _Progress(len(specs), len(kept), sum(bool(record["success"]) for record in kept), progress)
+        bar = _Progress(len(specs), len(kept), sum(record_success(record, success_threshold) for record in kept),
+                        progress)
         unavailable: list[str] = []
 
         def on_result(result: EpisodeResult) -> None:
@@ -319,7 +385,7 @@ def evaluate(
                 return
             log.append(result.trajectory)
             finished[result.spec.key] = result.trajectory
-            bar.advance(bool(result.trajectory["success"]))
+            bar.advance(record_success(result.trajectory, success_threshold))
 
         started = time.perf_counter()
         interrupted = False
@@ -334,7 +400,8 @@ def evaluate(
             log.close()
         elapsed = time.perf_counter() - started
         records = [finished[spec.key] for spec in specs if spec.key in finished]
-        summary = summarize(records, reported_ks(k), max_turns=turn_limit, resamples=bootstrap, seed=seed)
+        summary = summarize(records, reported_ks(k), max_turns=turn_limit, resamples=bootstrap, seed=seed,
+                            success_threshold=success_threshold)
         summary = {
             "run": {**identity, "n": n, "k": k, "samples": samples, "workers": workers, "backend": used_backend,
                     "episodes_planned": len(specs), "episodes_run_now": len(todo) - len(unavailable),
@@ -375,7 +442,11 @@ def evaluate(
 @click.option("--seed", default=0, show_default=True)
 @click.option("--max-repeats", default=0, show_default=True,
               help="End an episode once the agent repeats the same action this many times (0 = never).")
-@click.option("--success-threshold", default=1.0, show_default=True, help="Reward counted as a success.")
+@click.option("--success-threshold", default=1.0, show_default=True,
+              help="Verifier score (not the shaped reward) counted as a success.")
+@click.option("--allow-weak-isolation", is_flag=True,
+              help="Let sandboxes use the local backend (weaker isolation) when Docker is not there. On by "
+                   "itself for the oracle; recorded in run.json.")
 @click.option("--bootstrap", default=1000, show_default=True, help="Bootstrap resamples for the intervals.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
@@ -385,8 +456,8 @@ def evaluate(
 def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max_turns: int | None, workers: int,
                  backend: str, ray_address: str | None, out: Path, tasks: str | None, env_args: tuple[str, ...],
                  agent_args: tuple[str, ...], base_url: str | None, api_key: str | None, seed: int,
-                 max_repeats: int, success_threshold: float, bootstrap: int, no_progress: bool,
-                 no_plots: bool, perturb: str | None, perturb_seed: int) -> None:
+                 max_repeats: int, success_threshold: float, allow_weak_isolation: bool, bootstrap: int,
+                 no_progress: bool, no_plots: bool, perturb: str | None, perturb_seed: int) -> None:
     """Evaluate an agent on one or more envs (ENV or ENV1,ENV2); write RUN/trajectories.jsonl,
     summary.json, report.md and plots. Re-running the same command resumes.
 
@@ -428,7 +499,7 @@ def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max
                 backend=backend, ray_address=ray_address, tasks=tasks, env_args=run_env_args,
                 agent_options=options, secret_options=secrets, seed=seed, max_repeats=max_repeats,
                 success_threshold=success_threshold, bootstrap=bootstrap, progress=not no_progress,
-                plots=not no_plots,
+                plots=not no_plots, allow_weak_isolation=allow_weak_isolation,
             )
         except KeyboardInterrupt:
             kept = len(TrajectoryLog(out_path / TRAJECTORIES).load())
@@ -494,17 +565,23 @@ def export_records(run_dir: Path, out: Path, *, only_success: bool = False) -> i
         import datasets
     except ImportError:
         raise click.ClickException("export needs `datasets`: pip install 'agentgym[hf]'") from None
+    from agentgym.metrics import record_success
+
     records = sorted(read_records(run_dir), key=lambda item: (item["env_id"], item["task_id"], item["sample"]))
     tools_path = Path(run_dir) / TOOLS_FILE
     tools = json.loads(tools_path.read_text(encoding="utf-8")) if tools_path.is_file() else {}
+    run_path = Path(run_dir) / RUN_FILE
+    run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.is_file() else {}
+    threshold = float(run.get("success_threshold", 1.0))
     rows = []
     for record in records:
-        if only_success and not record["success"]:
+        success = record_success(record, threshold)
+        if only_success and not success:
             continue
         rows.append({
             "env_id": record["env_id"], "task_id": record["task_id"], "family": record["family"],
             "difficulty": record["difficulty"], "split": record["split"], "sample": int(record["sample"]),
-            "seed": record["seed"], "reward": float(record["reward"]), "success": bool(record["success"]),
+            "seed": record["seed"], "reward": float(record["reward"]), "success": success,
             "turns": int(record["turns"]), "messages": [_flat_message(message) for message in record["messages"]],
             "tools": json.dumps(tools.get(record["env_id"], []), ensure_ascii=False),
             "reward_breakdown": json.dumps(record["reward_breakdown"], ensure_ascii=False),

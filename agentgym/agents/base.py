@@ -42,6 +42,20 @@ def register_agent(prefix: str, factory: str) -> None:
     _AGENTS[prefix] = factory
 
 
+def agent_is_privileged(spec: str) -> bool:
+    """Whether the agent `spec` names is a privileged one (the oracle), found without building it.
+
+    Raises ValueError for an unknown agent, like `make_agent`.
+    """
+    prefix = spec.partition(":")[0]
+    if prefix not in _AGENTS:
+        raise ValueError(f"unknown agent {spec!r}; use one of: {', '.join(sorted(_AGENTS))} "
+                         "(e.g. 'oracle', 'random', 'openai:MODEL', 'hf:PATH')")
+    factory = resolve_callable(_AGENTS[prefix])
+    owner = getattr(factory, "__self__", factory)  # a classmethod factory's class, or the class itself
+    return bool(getattr(owner, "privileged", False))
+
+
 def make_agent(spec: str, **options: Any) -> Agent:
     """Build an agent from a spec such as "oracle", "random", "openai:gpt-4o-mini" or "hf:./checkpoint"."""
     prefix, _, argument = spec.partition(":")
