@@ -36,6 +36,16 @@ class Lab:
 
 
 @dataclass(frozen=True)
+class Interaction:
+    """Two drugs whose combination carries a known risk, with the kind of risk (`effect`) in a few words."""
+
+    first: str
+    second: str
+    effect: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Condition:
     """A condition: its ICD-10-CM code, a short summary, how it is found and how it is usually managed."""
 
@@ -393,6 +403,45 @@ CONDITIONS: tuple[Condition, ...] = (
 )
 
 
+# The kinds of risk an interaction carries; each kind has the same number of pairs, so that a task family asking
+# "what is the risk of combining X with Y?" gives no effect a head start.
+INTERACTION_EFFECTS: tuple[str, ...] = (
+    "bleeding", "high potassium", "QT prolongation", "statin muscle toxicity", "digoxin toxicity",
+)
+
+INTERACTIONS: tuple[Interaction, ...] = (
+    Interaction("warfarin", "aspirin", "bleeding", "an antiplatelet added to an anticoagulant"),
+    Interaction("warfarin", "ibuprofen", "bleeding", "an NSAID harms the stomach lining and platelets"),
+    Interaction("apixaban", "clopidogrel", "bleeding", "an antiplatelet added to an anticoagulant"),
+    Interaction("rivaroxaban", "aspirin", "bleeding", "an antiplatelet added to an anticoagulant"),
+    Interaction("lisinopril", "spironolactone", "high potassium", "both make the kidneys keep potassium"),
+    Interaction("losartan", "spironolactone", "high potassium", "both make the kidneys keep potassium"),
+    Interaction("lisinopril", "potassium chloride", "high potassium", "a supplement on top of a drug that keeps "
+                "potassium"),
+    Interaction("spironolactone", "potassium chloride", "high potassium", "a supplement on top of a drug that "
+                "keeps potassium"),
+    Interaction("azithromycin", "ondansetron", "QT prolongation", "each lengthens the QT interval"),
+    Interaction("escitalopram", "ondansetron", "QT prolongation", "each lengthens the QT interval"),
+    Interaction("amiodarone", "azithromycin", "QT prolongation", "each lengthens the QT interval"),
+    Interaction("ciprofloxacin", "escitalopram", "QT prolongation", "each lengthens the QT interval"),
+    Interaction("simvastatin", "amiodarone", "statin muscle toxicity", "amiodarone slows simvastatin's breakdown "
+                "(CYP3A4), so its level rises"),
+    Interaction("simvastatin", "diltiazem", "statin muscle toxicity", "diltiazem slows simvastatin's breakdown "
+                "(CYP3A4)"),
+    Interaction("simvastatin", "amlodipine", "statin muscle toxicity", "amlodipine raises simvastatin levels; keep "
+                "simvastatin at 20 mg or less"),
+    Interaction("atorvastatin", "diltiazem", "statin muscle toxicity", "diltiazem slows atorvastatin's breakdown "
+                "(CYP3A4)"),
+    Interaction("digoxin", "furosemide", "digoxin toxicity", "the loop diuretic lowers potassium, which makes "
+                "digoxin more toxic"),
+    Interaction("digoxin", "amiodarone", "digoxin toxicity", "amiodarone raises the digoxin level; halve the dose"),
+    Interaction("digoxin", "hydrochlorothiazide", "digoxin toxicity", "the thiazide lowers potassium, which makes "
+                "digoxin more toxic"),
+    Interaction("digoxin", "diltiazem", "digoxin toxicity", "diltiazem raises the digoxin level and slows the "
+                "heart further"),
+)
+
+
 def _sentence(text: str) -> str:
     text = text.strip()
     return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
@@ -427,11 +476,25 @@ def condition_passage(condition: Condition) -> str:
     ])
 
 
+def interaction_passage(interaction: Interaction) -> str:
+    """The passage text for one drug interaction."""
+    return (f"Interaction of {interaction.first} with {interaction.second}: the combination raises the risk of "
+            f"{interaction.effect}; {interaction.why}.")
+
+
+def interaction_id(interaction: Interaction) -> str:
+    """The passage id of one interaction, e.g. `interaction:warfarin+aspirin`."""
+    return f"interaction:{interaction.first.replace(' ', '-')}+{interaction.second.replace(' ', '-')}"
+
+
 def fact_passages() -> Iterator[tuple[str, str, str, str]]:
-    """Every fact as (id, title, source, text), sources "drugs", "labs" and "conditions"."""
+    """Every fact as (id, title, source, text), sources "drugs", "labs", "conditions" and "interactions"."""
     for drug in DRUGS:
         yield f"drug:{drug.name.replace(' ', '-')}", drug.name, "drugs", drug_passage(drug)
     for lab in LABS:
         yield f"lab:{lab.loinc}", lab.name, "labs", lab_passage(lab)
     for condition in CONDITIONS:
         yield f"condition:{condition.icd10}", condition.name, "conditions", condition_passage(condition)
+    for interaction in INTERACTIONS:
+        yield (interaction_id(interaction), f"{interaction.first} and {interaction.second}", "interactions",
+               interaction_passage(interaction))

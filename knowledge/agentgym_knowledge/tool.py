@@ -24,8 +24,8 @@ PASSAGE_CHARS = 1200  # per passage shown to the agent; whole passages would cro
 
 _DEFAULT_SOURCES = (
     "drugs (what a medicine treats, its class, dose, monitoring), labs (what a test measures, LOINC code, "
-    "units, reference range), conditions (summary, diagnosis, management, ICD-10-CM code), icd10cm "
-    "(ICD-10-CM code descriptions)"
+    "units, reference range), conditions (summary, diagnosis, management, ICD-10-CM code), interactions "
+    "(the risk of combining two drugs), icd10cm (ICD-10-CM code descriptions)"
 )
 
 

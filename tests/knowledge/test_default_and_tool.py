@@ -34,7 +34,7 @@ def default_kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 
 def test_default_kb_answers_clinical_lookups(default_kb: KnowledgeBase) -> None:
     info = default_kb.info()
-    assert set(info["sources"]) == {"drugs", "labs", "conditions", "icd10cm"}
+    assert set(info["sources"]) == {"drugs", "labs", "conditions", "interactions", "icd10cm"}
     assert info["sources"]["icd10cm"] > 90_000 and info["bm25_only_sources"] == ["icd10cm"]
     assert default_kb.search("what does metformin treat", k=1)[0].id == "drug:metformin"
     assert default_kb.search("normal range of serum potassium", k=1, source="labs")[0].id == "lab:2823-3"
