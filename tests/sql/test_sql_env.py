@@ -61,16 +61,34 @@ def test_rewards_report_three_strengths_and_process_signals(env: gym.Env) -> Non
     if len(task.answer) > 1 and task.answer != sorted(task.answer, reverse=True):
         assert breakdown["verifier/ordered"] == 0.0 and reward == 0.0
     assert breakdown["process/parses"] == 1.0 and breakdown["process/names_exist"] == 1.0
-    assert breakdown["process/executes"] == 1.0 and breakdown["process/overlaps_gold"] == 1.0
+    assert breakdown["process/executes"] == 1.0
+    # Closeness to the gold is the submitted result's, reported once by the verifier (a per-call signal could
+    # be farmed by repeating a near-miss).
+    assert breakdown["verifier/overlap"] == 1.0 and "process/overlaps_gold" not in breakdown
 
 
 def test_process_signals_catch_unknown_names_and_are_off_in_reward(env: gym.Env) -> None:
     env.reset(options={"task_id": "sql-retail-filters-0000"})
     env.step({"name": "execute_sql", "arguments": {"sql": "SELECT ghost FROM phantoms"}})
+    env.step({"name": "execute_sql", "arguments": {"sql": "SELECT order_id FROM orders"}})
     _, reward, _, _, info = env.step({"name": "submit", "arguments": {"sql": "SELECT 1"}})
-    assert info["reward_breakdown"]["process/executes"] == 0.0
-    assert info["reward_breakdown"]["process/names_exist"] == 0.5  # phantoms: 0, 'SELECT 1': 1
+    assert info["reward_breakdown"]["process/executes"] == 0.5
+    assert info["reward_breakdown"]["process/names_exist"] == 0.5  # phantoms: 0, orders: 1, 'SELECT 1': none
     assert reward == 0.0
+
+
+def test_process_signals_cannot_be_farmed(env: gym.Env) -> None:
+    """Repeating a good query, or padding with table-less ones, does not raise the per-call means."""
+    env.reset(options={"task_id": "sql-retail-filters-0000"})
+    env.step({"name": "execute_sql", "arguments": {"sql": "SELECT ghost FROM phantoms"}})
+    for _ in range(5):
+        env.step({"name": "execute_sql", "arguments": {"sql": "SELECT order_id FROM orders"}})
+        env.step({"name": "execute_sql", "arguments": {"sql": "select  ORDER_ID from orders"}})
+    for number in range(5):
+        env.step({"name": "execute_sql", "arguments": {"sql": f"SELECT {number}"}})
+    _, _, _, _, info = env.step({"name": "submit", "arguments": {"sql": "SELECT ghost FROM phantoms"}})
+    breakdown = info["reward_breakdown"]
+    assert breakdown["process/executes"] == 0.5 and breakdown["process/names_exist"] == 1 / 3
 
 
 def test_submit_answer_for_question_tasks(env: gym.Env) -> None:

@@ -1,14 +1,17 @@
 """`SqlEnv` (registered as SQL-v0): text-to-SQL episodes over SQLite, DuckDB or PostgreSQL.
 
-Engines are shared: one read-only engine per (database, backend, thread) serves every episode of every env in
-that thread, because a read-only connection carries no state from one query to the next. That keeps `reset`
-to a dictionary lookup and a thousand concurrent episodes to a handful of connections. An env releases its
-engines on `close`; the last env to release one closes it.
+Engines are shared: one read-only engine per (database, backend, connection settings, thread) serves every
+episode of every env in that thread, because a read-only connection carries no state from one query to the
+next (on PostgreSQL every query is rolled back, and the session is discarded at each reset). That keeps
+`reset` to a dictionary lookup and a thousand concurrent episodes to a handful of connections. On PostgreSQL
+the grader reads through a second session that no agent query ever runs on. An env releases its engines on
+`close`; the last env to release one closes it.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import threading
 from collections.abc import Sequence
@@ -37,7 +40,6 @@ from .data.engines import (
 )
 from .tasks import default_tasks, transpile
 from .tools import TOOLS, SqlEpisode
-from .verify import compare
 
 BACKENDS = ("sqlite", "duckdb", "postgres")
 POSTGRES_DSN_VARIABLE = "AGENTGYM_SQL_POSTGRES_DSN"
@@ -50,7 +52,7 @@ SYSTEM_PROMPT = (
 ENGINE_NAMES = {"sqlite": "SQLite", "duckdb": "DuckDB", "postgres": "PostgreSQL"}
 
 _engines_lock = threading.Lock()
-_engines: dict[tuple[str, str, int], tuple[Engine, int]] = {}  # (backend, source, thread) -> (engine, holders)
+_engines: dict[tuple[str, str, str, int], tuple[Engine, int]] = {}  # (backend, source, role, thread) -> (engine, holders)
 _loaded_postgres: set[tuple[str, str, int]] = set()
 
 
@@ -98,18 +100,22 @@ class SqlEnv(ToolEnv):
         if backend != "sqlite":
             task_set = _backend_task_set(task_set, backend)
         super().__init__(task_set, TOOLS, **kwargs)
-        self._held: dict[str, tuple[tuple[str, str, int], Engine]] = {}
+        self._held: dict[tuple[str, str], tuple[tuple[str, str, str, int], Engine]] = {}
         self._schemas: dict[str, dict[str, set[str]]] = {}
 
     # ------------------------------------------------------------------ episode state
     def begin_episode(self, task: Task) -> SqlEpisode:
         source, database = self._source(task)
-        engine = self._engine(source, task)
+        engine = self._engine(source, task, "agent")
+        engine.reset_session()
+        # PostgreSQL sessions hold settings: the grader gets its own, which no agent query ever touches.
+        grader = self._engine(source, task, "grader") if self.backend == "postgres" else engine
         gold = task.metadata.get("gold_sql", {})
         dialect = task.metadata.get("dialect", "sqlite")
         gold_sql = gold.get(self.backend) or transpile(gold[dialect], dialect, self.backend)
         spec = DATABASES.get(database) if "database_path" not in task.metadata else None
-        return SqlEpisode(task=task, engine=engine, source=source, database=database, gold_sql=gold_sql, spec=spec)
+        return SqlEpisode(task=task, engine=engine, source=source, database=database, gold_sql=gold_sql, spec=spec,
+                          grader=grader)
 
     def end_episode(self, state: Any) -> None:
         """Nothing per episode: engines are read-only and shared, released on `close`."""
@@ -127,26 +133,34 @@ class SqlEnv(ToolEnv):
             engine.close()
 
     def _source(self, task: Task) -> tuple[str, str]:
-        """(a key naming the database file or schema, the database's display name) for a task."""
+        """(a key naming the database and every setting of the connection to it, the database's display name).
+
+        The key holds the file or server (a digest of the DSN), the seed and the timeout, so two envs share an
+        engine (and cached gold results) only when their connections would be identical.
+        """
         metadata = task.metadata
+        settings = f"timeout={self.timeout_s!r}"
         if "database_path" in metadata:
             if self.backend != "sqlite":
                 raise ValueError(f"task {task.id} reads the SQLite file {metadata['database_path']}; imported "
                                  "tasks run on backend='sqlite'")
-            return f"sqlite:{metadata['database_path']}", str(metadata.get("db_id", "database"))
+            return f"sqlite:{metadata['database_path']}:{settings}", str(metadata.get("db_id", "database"))
         name = metadata["database"]
-        return f"{self.backend}:{name}:{metadata.get('db_seed', self.db_seed)}", name
+        if self.backend == "postgres":
+            assert self.postgres_dsn is not None
+            settings += ":server=" + hashlib.sha256(self.postgres_dsn.encode()).hexdigest()[:16]
+        return f"{self.backend}:{name}:{metadata.get('db_seed', self.db_seed)}:{settings}", name
 
-    def _engine(self, source: str, task: Task) -> Engine:
-        held = self._held.get(source)
+    def _engine(self, source: str, task: Task, role: str) -> Engine:
+        held = self._held.get((source, role))
         if held is not None:
             return held[1]
-        key = (self.backend, source, threading.get_ident())
+        key = (self.backend, source, role, threading.get_ident())
         with _engines_lock:
             if key in _engines:
                 engine, holders = _engines[key]
                 _engines[key] = (engine, holders + 1)
-                self._held[source] = (key, engine)
+                self._held[(source, role)] = (key, engine)
                 return engine
         engine = self._open(task)
         with _engines_lock:
@@ -157,7 +171,7 @@ class SqlEnv(ToolEnv):
                 engine = existing
             else:
                 _engines[key] = (engine, 1)
-        self._held[source] = (key, engine)
+        self._held[(source, role)] = (key, engine)
         return engine
 
     def _open(self, task: Task) -> Engine:
@@ -181,25 +195,35 @@ class SqlEnv(ToolEnv):
     # ------------------------------------------------------------------ per-turn process signals
     def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
         """For execute_sql and submit: parses (sqlglot, this dialect), names_exist (only real tables and
-        columns), executes, and for execute_sql overlaps_gold (Jaccard of result rows with the gold's)."""
+        columns) and, for execute_sql, executes.
+
+        Signals cannot be farmed: a query already seen in the episode (same text, ignoring case and spacing)
+        earns none, nor does a parsed query that reads no table ("SELECT 1" padding). How close a result is to
+        the gold is not a per-call signal (repeating a near-miss would raise it); the verifier reports the
+        submitted result's overlap once, as `verifier/overlap`.
+        """
         if call.name not in ("execute_sql", "submit") or not isinstance(call.arguments, dict):
             return {}
         sql = call.arguments.get("sql")
         if not isinstance(sql, str) or not isinstance(state, SqlEpisode):
             return {}
-        signals = {"parses": 0.0, "names_exist": 0.0}
         if len(sql) > MAX_QUERY_CHARS:  # refused by the engine anyway; parsing megabytes would stall the step
             sql = ""
+        seen = f"{call.name}:{' '.join(sql.lower().split())}"
+        if seen in state.seen_queries:
+            return {}
+        state.seen_queries.add(seen)
+        signals = {"parses": 0.0, "names_exist": 0.0}
         try:
             tree = _parse(sql, self.backend)
+            if not any(table.name for table in tree.find_all(exp.Table)):
+                return {}
             signals["parses"] = 1.0
             signals["names_exist"] = float(self._names_exist(tree, state))
         except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError, SqlError):
             pass  # a query that does not parse, or a database that cannot be read, earns no signal
         if call.name == "execute_sql":
             signals["executes"] = float(outcome.ok)
-            rows = state.last_rows if outcome.ok else None
-            signals["overlaps_gold"] = compare(rows, state.gold_rows())["overlap"] if rows is not None else 0.0
         return signals
 
     def _names_exist(self, tree: exp.Expression, state: SqlEpisode) -> bool:

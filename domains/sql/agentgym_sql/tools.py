@@ -6,6 +6,8 @@ what the model reads.
 
 from __future__ import annotations
 
+import functools
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,21 +16,35 @@ from agentgym import Task, ToolError, tool
 
 from .data.engines import Engine, SqlError, check_query
 from .data.schema import DatabaseSpec
-from .verify import normalize_rows
+from .verify import ANSWER_FORMAT, normalize_rows
 
 DEFAULT_ROW_CAP = 20
 MAX_ROW_CAP = 100
-OVERLAP_ROWS = 500  # rows kept from each execute_sql for the 'overlaps gold' process signal
 CELL_WIDTH = 60
+GOLD_TIMEOUT_S = 60.0
 
 _gold_lock = threading.Lock()
 _gold_results: dict[tuple[str, str], list[list[Any]]] = {}
 _table_counts: dict[tuple[str, str], int] = {}
 
+# A submitted query is run once by the grader; one whose result is drawn at random could match by luck.
+_NONDETERMINISTIC = re.compile(r"\b(random|randomblob|rand|random_normal|gen_random_uuid|uuid|uuidv4|setseed)\s*\(")
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_dialect(sql: str, source: str, target: str) -> str:
+    from .tasks import transpile
+
+    return transpile(sql, source, target)
+
 
 @dataclass
 class SqlEpisode:
-    """The state tools receive: the task, a read-only engine on its database and what the episode saw."""
+    """The state tools receive: the task, a read-only engine on its database and what the episode saw.
+
+    `grader` is the engine the verifier runs gold and submitted queries on: the agent's own engine where a
+    session holds no state (SQLite, DuckDB), a separate session on PostgreSQL.
+    """
 
     task: Task
     engine: Engine
@@ -36,29 +52,47 @@ class SqlEpisode:
     database: str
     gold_sql: str
     spec: DatabaseSpec | None = None
-    last_rows: list[list[Any]] | None = None
-    _gold: list[list[Any]] | None = field(default=None, repr=False)
+    grader: Engine = None  # type: ignore[assignment]  # set in __post_init__ when not given
+    seen_queries: set[str] = field(default_factory=set, repr=False)
+    _golds: list[list[list[Any]]] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.grader is None:
+            self.grader = self.engine
+
+    @property
+    def mode(self) -> str:
+        return str(self.task.verifier.params.get("mode", "sql"))
 
     def gold_rows(self) -> list[list[Any]]:
         """The gold query's normalised result on this engine (the stored answer when it was made here)."""
-        if self._gold is None:
-            if self.engine.dialect == self.task.metadata.get("dialect", "sqlite") and self.task.answer is not None:
-                self._gold = self.task.answer
-            else:
-                key = (self.source, self.gold_sql)
-                with _gold_lock:
-                    cached = _gold_results.get(key)
-                if cached is None:
-                    try:
-                        cached = normalize_rows(self.engine.execute(self.gold_sql, max_rows=None,
-                                                                    timeout_s=60).rows)
-                    except SqlError as error:
-                        raise RuntimeError(f"task {self.task.id}: the gold query fails on {self.engine.dialect}: "
-                                           f"{error}") from None
-                    with _gold_lock:
-                        _gold_results[key] = cached
-                self._gold = cached
-        return self._gold
+        return self.golds()[0]
+
+    def golds(self) -> list[list[list[Any]]]:
+        """Every gold result: the task's gold query first, then its `verifier.params.alternatives`."""
+        if self._golds is None:
+            dialect = self.task.metadata.get("dialect", "sqlite")
+            stored = self.task.answer if (self.grader.dialect == dialect and self.task.answer is not None
+                                          and self.task.metadata.get("answer_format") == ANSWER_FORMAT) else None
+            golds = [stored if stored is not None else self._run_gold(self.gold_sql)]
+            for alternative in self.task.verifier.params.get("alternatives", ()) or ():
+                golds.append(self._run_gold(_in_dialect(str(alternative), dialect, self.grader.dialect)))
+            self._golds = golds
+        return self._golds
+
+    def _run_gold(self, sql: str) -> list[list[Any]]:
+        key = (self.source, sql)
+        with _gold_lock:
+            cached = _gold_results.get(key)
+        if cached is None:
+            try:
+                cached = normalize_rows(self.grader.execute(sql, max_rows=None, timeout_s=GOLD_TIMEOUT_S).rows)
+            except SqlError as error:
+                raise RuntimeError(f"task {self.task.id}: a gold query fails on {self.grader.dialect}: "
+                                   f"{error}") from None
+            with _gold_lock:
+                _gold_results[key] = cached
+        return cached
 
 
 def _cell(value: Any) -> str:
@@ -143,12 +177,10 @@ def execute_sql(state: SqlEpisode, sql: str, limit: int = DEFAULT_ROW_CAP) -> st
     """
     shown = max(1, min(int(limit), MAX_ROW_CAP))
     try:
-        result = state.engine.execute(sql, max_rows=max(shown, OVERLAP_ROWS))
+        result = state.engine.execute(sql, max_rows=shown)
     except SqlError as error:
-        state.last_rows = None
         raise ToolError(str(error)) from None
-    state.last_rows = normalize_rows(result.rows)
-    return render_table(result.columns, result.rows[:shown], result.total_rows)
+    return render_table(result.columns, result.rows, result.total_rows)
 
 
 @tool(terminal=True)
@@ -158,20 +190,33 @@ def submit(state: SqlEpisode, sql: str) -> dict[str, str]:
     Args:
         sql: One SELECT statement whose result answers the question.
     """
+    if state.mode == "answer":
+        raise ToolError("this question asks for the value itself: find it with execute_sql, then call "
+                        "submit_answer(value); submit(sql) is for questions that ask for a query")
     try:
-        check_query(sql)
+        text = check_query(sql)
     except SqlError as error:
         raise ToolError(f"cannot submit this query: {error}") from None
+    found = _NONDETERMINISTIC.search(text.lower().replace('"', ""))
+    if found:
+        raise ToolError(f"cannot submit this query: {found.group(1)}() makes its result change from run to run; "
+                        "submit a query whose result is the same every time it runs")
     return {"sql": sql}
 
 
 @tool(terminal=True)
-def submit_answer(state: SqlEpisode, value: str | float | list[str | int | float | None] | None) -> dict[str, Any]:
-    """Submit the answer itself (a number, a text, or a list of values) instead of a query. Ends the episode.
+def submit_answer(state: SqlEpisode,
+                  value: str | float | list[str | int | float | None] | list[list[str | int | float | None]] | None,
+                  ) -> dict[str, Any]:
+    """Submit the answer itself when the question asks for a value (not a query). Ends the episode.
 
     Args:
-        value: The answer, e.g. 42, "Boston" or ["Boston", "Lyon"].
+        value: The answer: one value (42, "Boston"), a list with one item per result row (["Boston", "Lyon"]),
+            or a list of rows when each row has several values ([["Boston", 12], ["Lyon", 7]]).
     """
+    if state.mode != "answer":
+        raise ToolError("this task asks for a query: call submit(sql) with one SELECT statement whose result "
+                        "answers the question; submit_answer(value) is for questions that ask for a value")
     return {"answer": value}
 
 

@@ -1,23 +1,35 @@
 """Execution accuracy: run the submitted query, compare its result with the gold query's result.
 
-Three strengths are computed for every submission and all reported in the breakdown: `set` (BIRD's: same
-distinct rows), `multiset` (same rows with multiplicity) and `ordered` (same rows in the same order). The
-task's `verifier.params.match` says which one is the reward. Values are normalised first so that engines
-agree: decimals and floats compare rounded to 4 places, integral floats equal integers, dates and timestamps
-compare as ISO text.
+A task asks either for a query (`verifier.params.mode == "sql"`, answered with `submit(sql)`) or for a value
+(`mode == "answer"`, answered with `submit_answer(value)`); each is scored only on what it asked for.
+
+Queries: three strengths are computed for every submission and all reported in the breakdown: `set` (BIRD's:
+same distinct rows), `multiset` (same rows with multiplicity) and `ordered` (same rows in the same order). The
+task's `verifier.params.match` says which one is the reward. Rows are compared whole (cells of different rows
+never recombine); integers compare exactly, a float compares with a tolerance relative to the gold value
+(`RESULT_REL_TOL`), so distinct small values stay distinct. A task may carry alternative gold queries
+(`verifier.params.alternatives`); matching any gold scores 1.
+
+Answers: the value is read into rows of the gold's shape (a scalar for one cell; a list for one column, its
+items one per row; a list of rows, or a flat row-major list, for several columns) and the rows are matched
+one to one with the gold rows (in order when the task's match is `ordered`). Cells of a row may come in any
+order. Numbers are read with `agentgym.answers.parse_number`; an integer gold needs the exact number, a float
+gold is matched within `ANSWER_REL_TOL` of it; text compares with `agentgym.answers.normalize_text`.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import decimal
 import json
 import math
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentgym import Score, Task, verifier
-from agentgym.rewards import normalize_text, to_number
+from agentgym.answers import normalize_text, numbers_match, parse_date, parse_list, parse_number
 
 from .data.engines import SqlError
 
@@ -25,23 +37,32 @@ if TYPE_CHECKING:
     from .tools import SqlEpisode
 
 MATCHES = ("set", "multiset", "ordered")
-MAX_SUBMITTED_ROWS = 10_000  # no gold result is this long, so a longer one is wrong without reading it all
+MODES = ("sql", "answer")
+RESULT_REL_TOL = 1e-6  # a float cell of a query result vs the gold's (same engine: far tighter in practice)
+ANSWER_REL_TOL = 1e-4  # a typed number vs a float gold: about five significant digits
+SET_ROW_FACTOR, SET_ROW_MARGIN = 10, 1000  # set match reads at most 10 x gold + 1000 rows (duplicates allowed)
+ANSWER_FORMAT = 2  # metadata["answer_format"] of tasks whose stored answer is exact (floats not rounded)
+_MATCHING_LIMIT = 256  # rows of one group beyond which near-equal floats are not re-paired exhaustively
+
+Row = list[Any]
 
 
 def normalize_value(value: Any) -> Any:
-    """One cell in a form every engine agrees on (and JSON can hold)."""
+    """One cell in a form every engine agrees on (and JSON can hold); floats are kept exact."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
         return value
-    if isinstance(value, (float, decimal.Decimal)):
-        number = float(value)
-        if not math.isfinite(number):
-            return str(number)
-        rounded = round(number, 4)
-        return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
+    if isinstance(value, decimal.Decimal):
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+        value = float(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S") + (f".{value.microsecond:06d}" if value.microsecond else "")
     if isinstance(value, dt.date):
@@ -55,93 +76,252 @@ def normalize_value(value: Any) -> Any:
     return str(value)
 
 
-def normalize_rows(rows: list[tuple[Any, ...]] | list[list[Any]]) -> list[list[Any]]:
+def normalize_rows(rows: Sequence[Sequence[Any]]) -> list[Row]:
     return [[normalize_value(cell) for cell in row] for row in rows]
 
 
-def _key(row: list[Any]) -> str:
-    return json.dumps(row, sort_keys=True, default=str)
+# ------------------------------------------------------------------------------------- comparing results
+def _key(row: Sequence[Any]) -> str:
+    return json.dumps(list(row), default=str)
 
 
-def compare(got: list[list[Any]], gold: list[list[Any]]) -> dict[str, float]:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _same_cell(got: Any, gold: Any) -> bool:
+    if isinstance(got, float) or isinstance(gold, float):
+        return _is_number(got) and _is_number(gold) and numbers_match(got, gold, rel_tol=RESULT_REL_TOL)
+    return type(got) is type(gold) and got == gold
+
+
+def _same_row(got: Sequence[Any], gold: Sequence[Any]) -> bool:
+    return len(got) == len(gold) and all(_same_cell(a, b) for a, b in zip(got, gold))
+
+
+def _has_float(rows: Sequence[Sequence[Any]]) -> bool:
+    return any(isinstance(cell, float) for row in rows for cell in row)
+
+
+def _exact_part(row: Sequence[Any]) -> str:
+    """The row with its numbers blanked: rows that can match under tolerance share it."""
+    return _key(["\x00#" if _is_number(cell) else cell for cell in row])
+
+
+def _numbers(row: Sequence[Any]) -> tuple[float, ...]:
+    return tuple(float(cell) for cell in row if _is_number(cell))
+
+
+def _groups(rows: Sequence[Row]) -> dict[str, list[Row]]:
+    grouped: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        grouped[_exact_part(row)].append(row)
+    return grouped
+
+
+def bipartite_match(left: Sequence[Any], right: Sequence[Any], fits: Callable[[Any, Any], bool]) -> bool:
+    """Whether every item of `left` pairs with a distinct item of `right` (same sizes), by augmenting paths."""
+    if len(left) != len(right):
+        return False
+    options = [[j for j, candidate in enumerate(right) if fits(item, candidate)] for item in left]
+    owner: list[int | None] = [None] * len(right)
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j in options[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            current = owner[j]
+            if current is None or place(current, seen):
+                owner[j] = i
+                return True
+        return False
+
+    return all(place(i, set()) for i in range(len(left)))
+
+
+def _multiset_equal(got: Sequence[Row], gold: Sequence[Row]) -> bool:
+    if len(got) != len(gold):
+        return False
+    if Counter(map(_key, got)) == Counter(map(_key, gold)):
+        return True
+    if not (_has_float(got) or _has_float(gold)):
+        return False
+    got_groups, gold_groups = _groups(got), _groups(gold)
+    if got_groups.keys() != gold_groups.keys():
+        return False
+    for part, gold_rows in gold_groups.items():
+        got_rows = got_groups[part]
+        if len(got_rows) != len(gold_rows):
+            return False
+        if all(_same_row(a, b) for a, b in zip(sorted(got_rows, key=_numbers), sorted(gold_rows, key=_numbers))):
+            continue
+        if len(gold_rows) > _MATCHING_LIMIT or not bipartite_match(got_rows, gold_rows, _same_row):
+            return False
+    return True
+
+
+def _covered(rows: Sequence[Row], by: Sequence[Row]) -> bool:
+    """Whether every row of `rows` equals (within tolerance) some row of `by`."""
+    exact = set(map(_key, by))
+    pending = [row for row in rows if _key(row) not in exact]
+    if not pending:
+        return True
+    if not (_has_float(pending) or _has_float(by)):
+        return False
+    candidates = {part: sorted(group, key=_numbers) for part, group in _groups(by).items()}
+    for row in pending:
+        group = candidates.get(_exact_part(row))
+        if not group:
+            return False
+        numbers = _numbers(row)
+        if not numbers:
+            return False
+        first = numbers[0]
+        reach = abs(first) * RESULT_REL_TOL * 2 + 1e-300
+        firsts = [_numbers(other)[0] for other in group]
+        low, high = bisect.bisect_left(firsts, first - reach), bisect.bisect_right(firsts, first + reach)
+        if not any(_same_row(row, other) for other in group[low:high]):
+            return False
+    return True
+
+
+def compare(got: Sequence[Row], gold: Sequence[Row]) -> dict[str, float]:
     """Set, multiset and ordered equality of two normalised results, plus their row overlap (Jaccard)."""
-    got_keys = [_key(row) for row in got]
-    gold_keys = [_key(row) for row in gold]
+    got_keys, gold_keys = [_key(row) for row in got], [_key(row) for row in gold]
     got_set, gold_set = set(got_keys), set(gold_keys)
     union = got_set | gold_set
+    ordered = len(got) == len(gold) and (got_keys == gold_keys or all(map(_same_row, got, gold)))
+    multiset = ordered or _multiset_equal(got, gold)
+    same_set = multiset or (got_set == gold_set) or (_covered(got, gold) and _covered(gold, got))
     return {
-        "set": float(got_set == gold_set),
-        "multiset": float(Counter(got_keys) == Counter(gold_keys)),
-        "ordered": float(got_keys == gold_keys),
+        "set": float(same_set),
+        "multiset": float(multiset),
+        "ordered": float(ordered),
         "overlap": len(got_set & gold_set) / len(union) if union else 1.0,
     }
 
 
-def _answer_cells(value: Any) -> list[Any]:
+# ------------------------------------------------------------------------------------- typed answers
+def _answer_items(value: Any) -> list[Any]:
+    """A list answer's items: a list as is, JSON array text decoded, other text split by `parse_list`."""
     if isinstance(value, (list, tuple)):
-        cells: list[Any] = []
-        for item in value:
-            cells.extend(_answer_cells(item))
-        return cells
+        return list(value)
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
             try:
-                return _answer_cells(json.loads(text))
+                decoded = json.loads(text)
             except json.JSONDecodeError:
-                pass
-        if "," in text and to_number(text.replace(",", "")) is None:
-            return [part.strip() for part in text.split(",") if part.strip()]
+                decoded = None
+            if isinstance(decoded, list):
+                return decoded
+        return list(parse_list(text))
     return [value]
 
 
-def _same_cell(got: Any, gold: Any) -> bool:
-    if isinstance(gold, (int, float)) and not isinstance(gold, bool):
-        number = to_number(got)
-        return number is not None and math.isclose(number, float(gold), rel_tol=1e-6, abs_tol=5e-3)
+def answer_rows(value: Any, gold: Sequence[Row]) -> list[list[Any]] | None:
+    """The submitted value read into rows shaped like `gold`, or None when it cannot have that shape."""
+    width = len(gold[0]) if gold else 1
+    if len(gold) == 1 and width == 1:
+        if isinstance(value, (list, tuple)):
+            return [list(value)] if len(value) == 1 and not isinstance(value[0], (list, tuple)) else None
+        if isinstance(value, str) and value.strip().startswith("["):
+            items = _answer_items(value)
+            return [items] if len(items) == 1 and not isinstance(items[0], (list, tuple)) else None
+        return [[value]]
+    items = _answer_items(value)
+    if items and all(isinstance(item, (list, tuple)) for item in items):
+        rows = [list(item) for item in items]
+        return rows if all(len(row) == width for row in rows) else None
+    if any(isinstance(item, (list, tuple, dict)) for item in items):
+        return None
+    if width == 1:
+        return [[item] for item in items]
+    if len(items) != width * len(gold):
+        return None
+    return [items[start:start + width] for start in range(0, len(items), width)]  # row-major
+
+
+def answer_cell_matches(got: Any, gold: Any) -> bool:
+    """One typed cell against one gold cell (see the module docstring for the rules)."""
+    if isinstance(got, (list, tuple, dict)):
+        return False
     if gold is None:
         return got is None or normalize_text(got) in ("null", "none", "")
-    return normalize_text(got) == normalize_text(gold)
-
-
-def answer_matches(value: Any, gold_rows: list[list[Any]]) -> bool:
-    """Whether a plain answer (a number, a text, a list of them) equals the gold result's cells, in any order."""
-    gold_cells = [cell for row in gold_rows for cell in row]
-    got_cells = _answer_cells(value)
-    if len(got_cells) != len(gold_cells):
+    if got is None:
         return False
-    remaining = list(gold_cells)
-    for cell in got_cells:
-        match = next((index for index, gold in enumerate(remaining) if _same_cell(cell, gold)), None)
-        if match is None:
-            return False
-        remaining.pop(match)
-    return True
+    if isinstance(gold, int):
+        number = parse_number(got)
+        return number is not None and number == gold
+    if isinstance(gold, float):
+        return numbers_match(got, gold, rel_tol=ANSWER_REL_TOL)
+    if normalize_text(got) == normalize_text(gold):
+        return True
+    gold_date = parse_date(gold) if len(str(gold)) == 10 else None
+    return gold_date is not None and parse_date(got) == gold_date
+
+
+def _answer_row_matches(got: Sequence[Any], gold: Sequence[Any]) -> bool:
+    return bipartite_match(list(got), list(gold), answer_cell_matches)  # cells of one row in any order
+
+
+def answer_matches(value: Any, gold_rows: Sequence[Row], *, ordered: bool = False) -> bool:
+    """Whether a typed answer holds exactly the gold result's rows (in order when `ordered`)."""
+    rows = answer_rows(value, gold_rows)
+    if rows is None or len(rows) != len(gold_rows):
+        return False
+    if ordered:
+        return all(_answer_row_matches(got, gold) for got, gold in zip(rows, gold_rows))
+    return bipartite_match(rows, list(gold_rows), _answer_row_matches)
+
+
+# ------------------------------------------------------------------------------------- the verifier
+def row_limit(golds: Sequence[Sequence[Row]], match: str) -> int:
+    """Most rows of a submission worth reading: a longer result cannot equal any gold under `match`."""
+    longest = max(len(gold) for gold in golds)
+    return longest * SET_ROW_FACTOR + SET_ROW_MARGIN if match == "set" else max(longest, 1)
 
 
 @verifier("sql_execution")
 def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, match: str = "set",
-                  mode: str = "sql") -> Score:
-    """Score a `submit(sql)` by execution accuracy (`match`: set, multiset or ordered) or a
-    `submit_answer(value)` by comparing the value with the gold result's cells."""
+                  mode: str = "sql", alternatives: Sequence[str] = ()) -> Score:
+    """Score a `submit(sql)` on a query task by execution accuracy (`match`: set, multiset or ordered), or a
+    `submit_answer(value)` on an answer task by comparing the value with the gold result. Either gold (the
+    task's, or one of `alternatives`) may be matched."""
     if match not in MATCHES:
         raise ValueError(f"task {task.id}: match must be one of {MATCHES}, got {match!r}")
+    if mode not in MODES:
+        raise ValueError(f"task {task.id}: mode must be one of {MODES}, got {mode!r}")
     if state is None:
         raise ValueError("sql_execution needs the episode state (the database connection)")
-    gold_rows = state.gold_rows()
     if not isinstance(submission, dict):
         return Score(0.0, {"executes": 0.0}, "nothing was submitted")
-    if "answer" in submission:
-        ok = answer_matches(submission["answer"], gold_rows)
+    if mode == "answer":
+        if "answer" not in submission:
+            return Score(0.0, {"answer_match": 0.0}, "this question asks for a value: call submit_answer(value)")
+        ok = any(answer_matches(submission["answer"], gold, ordered=match == "ordered") for gold in state.golds())
         return Score(float(ok), {"answer_match": float(ok)}, "" if ok else "the answer differs from the gold result")
+    if "sql" not in submission:
+        return Score(0.0, {"executes": 0.0, **{m: 0.0 for m in MATCHES}},
+                     "this task asks for a query: call submit(sql) with one SELECT statement")
+    golds = state.golds()
+    limit = row_limit(golds, match)
     try:
-        result = state.engine.execute(str(submission.get("sql", "")), max_rows=MAX_SUBMITTED_ROWS)
+        result = state.grader.execute(str(submission["sql"]), max_rows=limit, count_rest=False)
     except SqlError as error:
         return Score(0.0, {"executes": 0.0, **{m: 0.0 for m in MATCHES}}, f"the submitted query failed: {error}")
     if result.truncated:
         return Score(0.0, {"executes": 1.0, **{m: 0.0 for m in MATCHES}},
-                     f"the query returned {result.total_rows} rows, far more than the answer has")
-    components = compare(normalize_rows(result.rows), gold_rows)
-    components["executes"] = 1.0
-    value = components[match]
-    return Score(value, components, "" if value else f"the result differs from the gold result ({match} match)")
+                     f"the query returned more than {limit} rows, more than the answer has")
+    rows = normalize_rows(result.rows)
+    best: dict[str, float] = {}
+    for gold in golds:
+        components = compare(rows, gold)
+        if not best or (components[match], components["overlap"]) > (best[match], best["overlap"]):
+            best = components
+        if best[match]:
+            break
+    best["executes"] = 1.0
+    value = best[match]
+    return Score(value, best, "" if value else f"the result differs from the gold result ({match} match)")

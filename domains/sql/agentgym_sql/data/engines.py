@@ -7,7 +7,10 @@ Two layers stand between the agent and the data:
    writes, ATTACH, VACUUM INTO, PRAGMA writes or extension loading); DuckDB opens `read_only` with external
    access off; PostgreSQL connects as a role with SELECT only, `default_transaction_read_only` and a
    `statement_timeout`.
-Every query runs under a timeout (SQLite: a progress handler; DuckDB: `interrupt`; PostgreSQL: the server).
+Every query runs under a timeout (SQLite: a progress handler; DuckDB: `interrupt`; PostgreSQL: the server's
+`statement_timeout`, backed by a client-side cancel). On PostgreSQL each query also runs in a transaction that
+is rolled back, functions that reach other sessions or change settings are refused (`check_postgres_query`),
+and `reset_session` clears the session between episodes.
 """
 
 from __future__ import annotations
@@ -125,9 +128,17 @@ class Engine:
     dialect: str = ""
     timeout_s: float = DEFAULT_TIMEOUT_S
 
-    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
-        """Run one read-only query; return at most `max_rows` rows plus the total count. Raises SqlError."""
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None, *,
+                count_rest: bool = True) -> QueryResult:
+        """Run one read-only query; return at most `max_rows` rows plus the total count. Raises SqlError.
+
+        With `count_rest=False` the rows past `max_rows` are not read: `total_rows` is then `max_rows + 1`
+        when there were more (enough for `truncated`), so a huge result costs no more than its first rows.
+        """
         raise NotImplementedError
+
+    def reset_session(self) -> None:
+        """Forget anything a previous episode left in the session (nothing to do where a session holds none)."""
 
     def tables(self) -> list[str]:
         raise NotImplementedError
@@ -161,11 +172,14 @@ class Engine:
         raise NotImplementedError
 
 
-def _collect(cursor_rows: Iterable[tuple[Any, ...]], fetch_more: Any, max_rows: int | None) -> tuple[list[tuple[Any, ...]], int]:
+def _collect(cursor_rows: Iterable[tuple[Any, ...]], fetch_more: Any, max_rows: int | None,
+             count_rest: bool = True) -> tuple[list[tuple[Any, ...]], int]:
     rows = list(cursor_rows)
     if max_rows is None:
         return rows, len(rows)
     total = len(rows)
+    if not count_rest:
+        return rows, total + (1 if total >= max_rows and fetch_more(1) else 0)
     while True:
         batch = fetch_more()
         if not batch:
@@ -216,7 +230,8 @@ class SqliteEngine(Engine):
     def _check_deadline(self) -> int:
         return 1 if time.monotonic() > self._deadline else 0
 
-    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None, *,
+                count_rest: bool = True) -> QueryResult:
         text = check_query(sql)
         limit = self.timeout_s if timeout_s is None else timeout_s
         self._deadline = time.monotonic() + limit
@@ -224,7 +239,7 @@ class SqliteEngine(Engine):
             cursor = self._connection.execute(text)
             columns = [d[0] for d in cursor.description or ()]
             first = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
-            rows, total = _collect(first, lambda: cursor.fetchmany(4096), max_rows)
+            rows, total = _collect(first, lambda size=4096: cursor.fetchmany(size), max_rows, count_rest)
             cursor.close()
         except sqlite3.OperationalError as error:
             if str(error) == "interrupted":
@@ -348,7 +363,8 @@ class DuckdbEngine(Engine):
         self._cursor = _duckdb_database(self.path).cursor()
         self._describe_cache: dict[str, TableInfo] = {}
 
-    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None, *,
+                count_rest: bool = True) -> QueryResult:
         import duckdb
 
         text = check_query(sql)
@@ -358,7 +374,7 @@ class DuckdbEngine(Engine):
             self._cursor.execute(text)
             columns = [d[0] for d in self._cursor.description or ()]
             first = self._cursor.fetchall() if max_rows is None else self._cursor.fetchmany(max_rows)
-            rows, total = _collect(first, lambda: self._cursor.fetchmany(4096), max_rows)
+            rows, total = _collect(first, lambda size=4096: self._cursor.fetchmany(size), max_rows, count_rest)
         except duckdb.InterruptException:
             raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
                            "conditions so it reads fewer rows") from None
@@ -399,8 +415,36 @@ class DuckdbEngine(Engine):
 
 
 # ----------------------------------------------------------------------------------------------- PostgreSQL
+# Functions and catalog views a read-only role may still use to reach beyond its own query: change session
+# settings (set_config), sleep or hold locks, signal or watch other sessions (their query text included),
+# read server files. Matched on the lower-cased text with double quotes removed, so quoting does not hide a name.
+_POSTGRES_DENIED = re.compile(
+    r"\b(set_config|pg_sleep\w*|pg_(?:try_)?advisory\w*|pg_terminate_backend|pg_cancel_backend|pg_notify"
+    r"|pg_reload_conf|pg_rotate_logfile|pg_read_\w+|pg_ls_\w+|pg_stat\w*|pg_locks|pg_settings|pg_prepared_\w+"
+    r"|pg_blocking_pids|pg_safe_snapshot_blocking_pids|pg_backend_memory_contexts|pg_file_settings"
+    r"|pg_hba_file_rules|pg_shmem_allocations|pg_cursors|dblink\w*|lo_import|lo_export)\b")
+_UNICODE_ESCAPE = re.compile(r"\bu&['\"]")
+CANCEL_GRACE_S = 0.5  # the client cancels a statement this long after the server's own timeout should have
+
+
+def check_postgres_query(text: str) -> None:
+    """Raise `SqlError` when a query calls something that reaches beyond reading this database."""
+    folded = text.lower()
+    if _UNICODE_ESCAPE.search(folded):
+        raise SqlError("Unicode-escaped names and strings (U&'...') are not allowed here; write the name plainly")
+    found = _POSTGRES_DENIED.search(folded.replace('"', ""))
+    if found:
+        raise SqlError(f"{found.group(1)} is not available: queries here may only read the tables of this "
+                       "database (no session settings, sleeps, locks, other sessions' activity or server files)")
+
+
 class PostgresEngine(Engine):
-    """A session as the read-only role, `search_path` set to one database's schema, server-side timeout."""
+    """A session as the read-only role, `search_path` set to one database's schema.
+
+    Every query runs in its own read-only transaction that is rolled back afterwards, so nothing a query does
+    to its session (a `set_config(..., false)` included) outlives it; `reset_session` (`DISCARD ALL`) clears the
+    rest between episodes. Timeouts: the server's `statement_timeout`, backed by a client-side cancel.
+    """
 
     dialect = "postgres"
 
@@ -412,22 +456,33 @@ class PostgresEngine(Engine):
         self.timeout_s = timeout_s
         options = (f"-c search_path={schema} -c default_transaction_read_only=on "
                    f"-c statement_timeout={int(timeout_s * 1000)}")
-        self._connection = psycopg.connect(dsn, autocommit=True, options=options)
+        # No automatic prepared statements: DISCARD ALL (each reset) drops them behind psycopg's back.
+        self._connection = psycopg.connect(dsn, autocommit=True, options=options, prepare_threshold=None)
         self._describe_cache: dict[str, TableInfo] = {}
 
-    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None) -> QueryResult:
+    def reset_session(self) -> None:
+        self._connection.execute("DISCARD ALL")
+
+    def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None, *,
+                count_rest: bool = True) -> QueryResult:
         import psycopg
 
         text = check_query(sql)
+        check_postgres_query(text)
         limit = self.timeout_s if timeout_s is None else timeout_s
+        connection = self._connection
+        ticket = _watchdog.arm(limit + CANCEL_GRACE_S, connection.cancel)
         try:
+            connection.execute("BEGIN READ ONLY")
             if limit != self.timeout_s:
-                self._connection.execute(f"SET statement_timeout = {int(limit * 1000)}")
-            with self._connection.cursor() as cursor:
+                connection.execute(f"SET LOCAL statement_timeout = {int(limit * 1000)}")
+            # A server-side cursor when the rest is not counted, so a huge result is never fetched whole.
+            with connection.cursor(name="agentgym_query" if not count_rest and max_rows is not None else None) \
+                    as cursor:
                 cursor.execute(text)  # no parameters: psycopg sends the text as is
                 columns = [d.name for d in cursor.description or ()]
                 first = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
-                rows, total = _collect(first, lambda: cursor.fetchmany(4096), max_rows)
+                rows, total = _collect(first, lambda size=4096: cursor.fetchmany(size), max_rows, count_rest)
         except psycopg.errors.QueryCanceled:
             raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
                            "conditions so it reads fewer rows") from None
@@ -438,9 +493,20 @@ class PostgresEngine(Engine):
                 message += ". The database is read-only: only SELECT queries run here."
             raise SqlError(f"PostgreSQL error: {message}") from None
         finally:
-            if limit != self.timeout_s:
-                self._connection.execute(f"SET statement_timeout = {int(self.timeout_s * 1000)}")
+            _watchdog.disarm(ticket)
+            self._roll_back()
         return QueryResult(columns, rows, total)
+
+    def _roll_back(self) -> None:
+        """End the query's transaction, undoing whatever the query set in its session."""
+        import psycopg
+
+        try:
+            self._connection.execute("ROLLBACK")
+        except psycopg.OperationalError:
+            # The connection is gone (server restart, network): the next query reports it to the agent, and
+            # a session that no longer exists holds no settings to undo.
+            return
 
     def tables(self) -> list[str]:
         return [row[0] for row in self._connection.execute(

@@ -20,7 +20,7 @@ import sqlglot
 from agentgym import Task, VerifierSpec, load_tasks, save_tasks
 
 from ..data import DATABASES, cache_dir, ensure_sqlite
-from ..verify import normalize_rows
+from ..verify import ANSWER_FORMAT, normalize_rows
 from . import aggregates, dates, filters, group_having, joins, nested, nulls, set_ops, topk_ties, windows
 from .base import Context, Draft
 
@@ -28,7 +28,7 @@ FAMILY_MODULES = (filters, aggregates, group_having, joins, nested, windows, dat
 FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
 DIALECTS = ("sqlite", "duckdb", "postgres")
 MAX_ANSWER_ROWS = 200
-TASKS_VERSION = 3  # bump when families change so cached task files are regenerated
+TASKS_VERSION = 4  # bump when families change so cached task files are regenerated
 
 SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
                    "answers the question.")
@@ -70,7 +70,7 @@ def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[
         verifier=VerifierSpec(name="sql_execution", params={"match": draft.match,
                                                             "mode": "answer" if draft.answer_mode else "sql"}),
         metadata={"database": database, "db_seed": db_seed, "dialect": "sqlite", "gold_sql": gold,
-                  "question": draft.question, "evidence": draft.evidence},
+                  "question": draft.question, "evidence": draft.evidence, "answer_format": ANSWER_FORMAT},
         difficulty=draft.difficulty,
     )
 
