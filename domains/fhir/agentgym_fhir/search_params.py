@@ -346,9 +346,9 @@ def _values(resource: dict[str, Any], keys: list[str]) -> list[Any]:
 
 
 def reference_target(reference: str) -> str | None:
-    """``Type/id`` from a relative or absolute literal reference; None for urn:uuid, contained or URLs
-    that do not end in a type and id."""
-    if not reference or reference.startswith(("#", "urn:")):
+    """``Type/id`` from a relative or absolute literal reference; None for urn:uuid, contained, conditional
+    (``Patient?identifier=...``) or URLs that do not end in a type and id."""
+    if not reference or reference.startswith(("#", "urn:")) or "?" in reference:
         return None
     parts = reference.split("/")
     if "_history" in parts:

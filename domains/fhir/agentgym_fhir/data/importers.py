@@ -2,24 +2,33 @@
 folder of them) and bulk-export NDJSON (one resource per line, ``.ndjson`` or ``.ndjson.gz``).
 
 References are resolved across everything imported at once: ``urn:uuid:`` full URLs and absolute URLs
-become ``Type/id``, conditional references (``Patient?identifier=system|value``) are looked up among the
-imported resources. Bad input never stops an import: each problem is reported with its source, resource,
-element path and reason, and the valid rest is imported. The whole import is written in one transaction,
-so a failure part-way leaves the store as it was.
+become ``Type/id``, conditional references (``Patient?identifier=system|value``, URL-encoded or not) are
+looked up among the imported resources, references inside contained resources too; a local reference
+(``#id``) must name a contained resource. A Bundle entry with ``request.ifNoneExist`` (Synthea's practitioner
+and hospital files) is skipped when a resource matching it was already imported or stored, and references to
+it go to that resource. Files may be gzipped and carry a UTF-8 (or UTF-16) byte-order mark; NDJSON is read
+line by line (blank lines and trailing whitespace are fine).
+
+Bad input never stops an import: each problem is reported with its source, resource, element path, reason and
+kind (`ImportReport.by_reason` counts them, with a few examples each), and the valid rest is imported. The
+whole import is written in one transaction, so a failure part-way leaves the store as it was.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import os
 import uuid
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+from urllib.parse import unquote
 
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.search_params import reference_target
@@ -27,6 +36,22 @@ from agentgym_fhir.store import FhirStore, now_instant, prepare
 from agentgym_fhir.validation import model_for, validate_resource
 
 SUFFIXES = (".json", ".json.gz", ".ndjson", ".ndjson.gz", ".jsonl", ".jsonl.gz")
+EXAMPLES_PER_REASON = 3
+
+# Issue kinds: why a resource or file was not imported (errors) or what was kept as written (warnings).
+UNREADABLE = "unreadable-file"
+ENCODING = "not-utf8"
+MALFORMED = "malformed-json"
+NOT_A_RESOURCE = "not-a-resource"
+UNKNOWN_TYPE = "unknown-resource-type"
+INVALID = "invalid-resource"
+DUPLICATE = "duplicate-id"
+UNSUPPORTED_ENTRY = "unsupported-bundle-entry"
+UNINDEXABLE = "unindexable"
+ALREADY_PRESENT = "already-present"
+DANGLING = "unresolved-reference"
+LOCAL_REFERENCE = "missing-contained-resource"
+BUNDLE_TYPE = "bundle-type"
 
 
 @dataclass
@@ -39,6 +64,8 @@ class ImportIssue:
         path: The element at fault (``Observation.subject.reference``), when known.
         reason: What is wrong, in words.
         severity: ``error`` (the resource or file was skipped) or ``warning`` (imported anyway).
+        kind: The reason's category (``malformed-json``, ``unknown-resource-type``, ``invalid-resource``,
+            ``unresolved-reference``, ...), what `ImportReport.by_reason` counts.
     """
 
     source: str
@@ -46,6 +73,7 @@ class ImportIssue:
     path: str | None
     reason: str
     severity: str = "error"
+    kind: str = INVALID
 
     def __str__(self) -> str:
         where = " ".join(part for part in (self.source, self.resource, self.path) if part)
@@ -70,14 +98,30 @@ class ImportReport:
     def warnings(self) -> list[ImportIssue]:
         return [i for i in self.issues if i.severity == "warning"]
 
+    def by_reason(self) -> dict[str, dict[str, Any]]:
+        """Issues grouped by kind, most frequent first: ``{kind: {"severity", "count", "examples"}}`` with up
+        to `EXAMPLES_PER_REASON` examples (the issue as text) each."""
+        groups: dict[str, dict[str, Any]] = {}
+        for issue in self.issues:
+            group = groups.setdefault(f"{issue.severity}:{issue.kind}", {
+                "kind": issue.kind, "severity": issue.severity, "count": 0, "examples": []})
+            group["count"] += 1
+            if len(group["examples"]) < EXAMPLES_PER_REASON:
+                group["examples"].append(str(issue))
+        ordered = sorted(groups.values(), key=lambda g: (g["severity"] != "error", -g["count"], g["kind"]))
+        return {g["kind"] if g["severity"] == "error" else f"{g['kind']} (warning)": {
+            k: v for k, v in g.items() if k != "kind"} for g in ordered}
+
     def summary(self) -> str:
         types = ", ".join(f"{t} {n}" for t, n in sorted(self.by_type.items()))
+        reasons = "; ".join(f"{kind} {group['count']}" for kind, group in self.by_reason().items())
         return (f"imported {self.imported} of {self.read} resources from {self.files} file(s); "
-                f"{len(self.errors)} error(s), {len(self.warnings)} warning(s)" + (f" [{types}]" if types else ""))
+                f"{len(self.errors)} error(s), {len(self.warnings)} warning(s)" + (f" [{types}]" if types else "")
+                + (f"; by reason: {reasons}" if reasons else ""))
 
     def to_dict(self) -> dict[str, Any]:
         return {"files": self.files, "read": self.read, "imported": self.imported, "by_type": dict(self.by_type),
-                "issues": [vars(i) for i in self.issues]}
+                "by_reason": self.by_reason(), "issues": [vars(i) for i in self.issues]}
 
 
 @dataclass
@@ -85,6 +129,7 @@ class _Candidate:
     resource: dict[str, Any]
     source: str
     full_url: str | None
+    if_none_exist: str | None = None  # ``Type?criteria`` of a conditional create entry
 
 
 def find_files(source: Path) -> list[Path]:
@@ -104,69 +149,173 @@ def find_files(source: Path) -> list[Path]:
     return files
 
 
-def _open_text(path: Path) -> str:
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return raw.decode("utf-8-sig")
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _encoding(head: bytes) -> str:
+    """The text encoding a file's first bytes announce (FHIR JSON is UTF-8; a BOM may say otherwise)."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    return "utf-8"
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    with path.open("rb") as probe:
+        gzipped = probe.read(2) == b"\x1f\x8b"
+    stream: IO[bytes] = gzip.open(path, "rb") if gzipped else path.open("rb")
+    return stream
+
+
+_READ_ERRORS = (OSError, EOFError, zlib.error)  # gzip.BadGzipFile is an OSError
 
 
 def _read_file(path: Path, report: ImportReport) -> Iterator[_Candidate]:
-    name = str(path)
-    try:
-        text = _open_text(path)
-    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile) as error:
-        report.issues.append(ImportIssue(name, None, None, f"cannot read the file: {error}"))
-        return
     lower = path.name.lower()
     if ".ndjson" in lower or ".jsonl" in lower:
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                resource = json.loads(line)
-            except json.JSONDecodeError as error:
-                report.issues.append(ImportIssue(f"{name}:{number}", None, None, f"malformed JSON: {error.msg} "
-                                                 f"at column {error.colno}"))
-                continue
-            yield _Candidate(resource, f"{name}:{number}", None)
+        yield from _read_ndjson(path, report)
+        return
+    name = str(path)
+    try:
+        with _open_binary(path) as stream:
+            raw = stream.read()
+        text = raw.decode(_encoding(raw[:4]))
+    except _READ_ERRORS as error:
+        report.issues.append(ImportIssue(name, None, None, f"cannot read the file: {error}", kind=UNREADABLE))
+        return
+    except UnicodeDecodeError as error:
+        report.issues.append(ImportIssue(name, None, None, f"not UTF-8 text (byte {error.start}: {error.reason}); "
+                                         "FHIR JSON must be UTF-8", kind=ENCODING))
         return
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         report.issues.append(ImportIssue(name, None, None, f"malformed JSON: {error.msg} at line {error.lineno} "
-                                         f"column {error.colno}"))
+                                         f"column {error.colno}", kind=MALFORMED))
         return
     if isinstance(document, dict) and document.get("resourceType") == "Bundle":
-        kind = document.get("type")
-        if kind not in ("transaction", "batch", "collection", "searchset", "document", "message", None):
-            report.issues.append(ImportIssue(name, None, "Bundle.type", f"Bundle type {kind!r} is not importable",
-                                             "warning"))
-        for index, entry in enumerate(document.get("entry") or []):
-            where = f"{name}#entry[{index}]"
-            if not isinstance(entry, dict) or not isinstance(entry.get("resource"), dict):
-                report.issues.append(ImportIssue(where, None, "Bundle.entry.resource", "the entry has no resource"))
-                continue
-            request = entry.get("request") or {}
-            method = request.get("method", "POST")
-            resource = entry["resource"]
-            if method == "DELETE":
-                report.issues.append(ImportIssue(where, None, "Bundle.entry.request.method",
-                                                 "DELETE entries are not imported"))
-                continue
-            if method == "PUT" and not resource.get("id") and "/" in request.get("url", ""):
-                resource = {**resource, "id": request["url"].split("?")[0].rstrip("/").split("/")[-1]}
-            yield _Candidate(resource, where, entry.get("fullUrl"))
+        yield from _bundle_entries(document, name, report)
+    elif isinstance(document, list):  # some exports write a JSON array of resources
+        for index, item in enumerate(document):
+            yield _Candidate(item, f"{name}[{index}]", None)
     else:
         yield _Candidate(document, name, None)
 
 
+def _read_ndjson(path: Path, report: ImportReport) -> Iterator[_Candidate]:
+    """One resource per line, read as a stream (bulk-export files can be gigabytes). Lines split on ``\\n``
+    only: U+2028 and other Unicode line breaks are valid inside JSON strings."""
+    name = str(path)
+    try:
+        with _open_binary(path) as stream:
+            head = stream.read(4)
+            encoding = _encoding(head)
+            if encoding.startswith(("utf-16", "utf-32")):  # rare; their line breaks are not single bytes
+                lines: Iterator[bytes] | list[bytes] = (head + stream.read()).decode(encoding).encode().split(b"\n")
+                encoding = "utf-8"
+            else:
+                lines = _lines(head, stream)
+            for number, raw in enumerate(lines, start=1):
+                if number == 1 and encoding == "utf-8-sig":
+                    raw = raw.removeprefix(codecs.BOM_UTF8)
+                if not raw.strip():
+                    continue
+                where = f"{name}:{number}"
+                try:
+                    resource = json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError as error:
+                    report.issues.append(ImportIssue(where, None, None, f"not UTF-8 text (byte {error.start}: "
+                                                     f"{error.reason}); FHIR JSON must be UTF-8", kind=ENCODING))
+                    continue
+                except json.JSONDecodeError as error:
+                    report.issues.append(ImportIssue(where, None, None, f"malformed JSON: {error.msg} at column "
+                                                     f"{error.colno}", kind=MALFORMED))
+                    continue
+                yield _Candidate(resource, where, None)
+    except _READ_ERRORS as error:
+        report.issues.append(ImportIssue(name, None, None, f"cannot read the file: {error}", kind=UNREADABLE))
+    except UnicodeDecodeError as error:
+        report.issues.append(ImportIssue(name, None, None, f"not {error.encoding} text ({error.reason})",
+                                         kind=ENCODING))
+
+
+def _lines(head: bytes, stream: IO[bytes]) -> Iterator[bytes]:
+    first = head + stream.readline()
+    yield first
+    yield from stream
+
+
+_SKIPPED_METHODS = {"DELETE": "DELETE entries are not imported (nothing is deleted)",
+                    "GET": "GET entries are reads, not resources to import",
+                    "HEAD": "HEAD entries are reads, not resources to import",
+                    "PATCH": "PATCH entries are not imported (a patch is not a resource)"}
+
+
+def _bundle_entries(document: dict[str, Any], name: str, report: ImportReport) -> Iterator[_Candidate]:
+    kind = document.get("type")
+    if kind not in ("transaction", "batch", "collection", "searchset", "document", "message", None):
+        report.issues.append(ImportIssue(name, None, "Bundle.type", f"Bundle type {kind!r} is not importable",
+                                         "warning", kind=BUNDLE_TYPE))
+    entries = document.get("entry") or []
+    if not isinstance(entries, list):
+        report.issues.append(ImportIssue(name, None, "Bundle.entry", "Bundle.entry is not a list",
+                                         kind=NOT_A_RESOURCE))
+        return
+    for index, entry in enumerate(entries):
+        where = f"{name}#entry[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("resource"), dict):
+            report.issues.append(ImportIssue(where, None, "Bundle.entry.resource", "the entry has no resource",
+                                             kind=NOT_A_RESOURCE))
+            continue
+        request: dict[str, Any] = entry["request"] if isinstance(entry.get("request"), dict) else {}
+        method = str(request.get("method") or "POST").upper()
+        resource = entry["resource"]
+        if method in _SKIPPED_METHODS:
+            report.issues.append(ImportIssue(where, None, "Bundle.entry.request.method", _SKIPPED_METHODS[method],
+                                             kind=UNSUPPORTED_ENTRY))
+            continue
+        url = str(request.get("url") or "")
+        path_part = url.split("?", 1)[0].strip("/").split("/")
+        if method == "PUT" and "?" not in url and len(path_part) >= 2 and not resource.get("id"):
+            resource = {**resource, "id": path_part[-1]}  # PUT Type/id names the id; PUT Type?criteria does not
+        condition = None
+        if method == "POST" and isinstance(request.get("ifNoneExist"), str) and request["ifNoneExist"].strip():
+            condition = f"{resource.get('resourceType')}?{request['ifNoneExist'].strip().lstrip('?')}"
+        full_url = entry.get("fullUrl") if isinstance(entry.get("fullUrl"), str) else None
+        yield _Candidate(resource, where, full_url, condition)
+
+
 def _identifier_keys(resource: dict[str, Any]) -> Iterator[str]:
-    for identifier in resource.get("identifier") or []:
+    """The conditional names a resource answers to: ``Type?identifier=system|value`` and ``Type?identifier=value``."""
+    identifiers = resource.get("identifier")
+    for identifier in identifiers if isinstance(identifiers, list) else []:
         if isinstance(identifier, dict) and identifier.get("value"):
             value = identifier["value"]
             yield f"{resource['resourceType']}?identifier={identifier.get('system', '')}|{value}"
             yield f"{resource['resourceType']}?identifier={value}"
+
+
+def _conditional_key(reference: str) -> str:
+    """A conditional reference or ifNoneExist in the form `_identifier_keys` writes (URL-decoded)."""
+    return unquote(reference.strip())
+
+
+def _stored_match(store: FhirStore, condition: str) -> str | None:
+    """``Type/id`` of the one stored resource matching ``Type?criteria``, or None (none, several, or criteria
+    this store cannot search)."""
+    from urllib.parse import parse_qs
+
+    resource_type, _, query = condition.partition("?")
+    params: dict[str, str | list[str]] = {k: v[0] if len(v) == 1 else v
+                                          for k, v in parse_qs(query, keep_blank_values=True).items()}
+    if store.count() == 0 or not params:
+        return None
+    try:
+        found = store.search(resource_type, {**params, "_count": "2", "_total": "none"}).entries
+    except FhirError:
+        return None
+    return f"{resource_type}/{found[0]['id']}" if len(found) == 1 else None
 
 
 def _rewrite(value: Any, path: str, resolve: Callable[[str, str], str | None]) -> Any:
@@ -177,10 +326,8 @@ def _rewrite(value: Any, path: str, resolve: Callable[[str, str], str | None]) -
             if key == "reference" and isinstance(child, str):
                 resolved = resolve(child, f"{path}.reference")
                 out[key] = resolved if resolved is not None else child
-            elif key != "contained":
+            else:  # contained resources included: their references point outside as the container's do
                 out[key] = _rewrite(child, f"{path}.{key}", resolve)
-            else:
-                out[key] = child
         return out
     if isinstance(value, list):
         return [_rewrite(item, path, resolve) for item in value]
@@ -221,8 +368,19 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
         resource_type = resource.get("resourceType") if isinstance(resource, dict) else None
         if not isinstance(resource_type, str) or not resource_type[:1].isupper():
             report.issues.append(ImportIssue(candidate.source, None, "resourceType",
-                                             "not a FHIR resource (no resourceType)"))
+                                             "not a FHIR resource (no resourceType)", kind=NOT_A_RESOURCE))
             continue
+        if candidate.if_none_exist:
+            condition = _conditional_key(candidate.if_none_exist)
+            existing = names.get(condition) or _stored_match(store, condition)
+            if existing is not None:
+                # a conditional create whose resource is already here: references to this entry go to it
+                if candidate.full_url:
+                    names[candidate.full_url] = existing
+                report.issues.append(ImportIssue(candidate.source, existing, "Bundle.entry.request.ifNoneExist",
+                                                 f"{existing} already matches {condition}; this entry was not "
+                                                 "created again", "warning", kind=ALREADY_PRESENT))
+                continue
         if not resource.get("id"):
             if candidate.full_url and candidate.full_url.startswith("urn:uuid:"):
                 new_id = candidate.full_url[len("urn:uuid:"):]
@@ -233,7 +391,7 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
         if key in seen:
             report.issues.append(ImportIssue(candidate.source, f"{key[0]}/{key[1]}", f"{resource_type}.id",
                                              f"duplicate id: {key[0]}/{key[1]} was already read from {seen[key]}; "
-                                             "this copy was skipped"))
+                                             "this copy was skipped", kind=DUPLICATE))
             continue
         seen[key] = candidate.source
         target = f"{key[0]}/{key[1]}"
@@ -242,6 +400,8 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
         names[target] = target
         for name in _identifier_keys(resource):
             names.setdefault(name, target)
+        if candidate.if_none_exist:
+            names.setdefault(_conditional_key(candidate.if_none_exist), target)
         accepted.append(candidate)
 
     now = now_instant()
@@ -276,13 +436,19 @@ def import_files(store: FhirStore, sources: list[Path] | Path, *, validate: bool
     prepared = []
     for item in checked:
         for element, reference, resolved in item.unresolved:
+            if reference.startswith("#"):
+                report.issues.append(ImportIssue(item.source, item.label, element,
+                                                 f"local reference {reference!r} names no contained resource; "
+                                                 "kept as written", "warning", kind=LOCAL_REFERENCE))
+                continue
             if resolved is not None and _exists(store, resolved):
                 continue
             report.issues.append(ImportIssue(item.source, item.label, element,
                                              f"reference {reference!r} points to nothing in this import or the "
-                                             "store; kept as written", "warning"))
+                                             "store; kept as written", "warning", kind=DANGLING))
         if item.error is not None:
-            report.issues.append(ImportIssue(item.source, item.label, item.error[0], item.error[1]))
+            report.issues.append(ImportIssue(item.source, item.label, item.error[0], item.error[1],
+                                             kind=item.error[2]))
             continue
         assert item.prepared is not None
         prepared.append(item.prepared)
@@ -306,7 +472,7 @@ class _Checked:
     source: str
     label: str
     prepared: Any = None
-    error: tuple[str | None, str] | None = None
+    error: tuple[str | None, str, str] | None = None  # (element, reason, kind)
     unresolved: list[tuple[str, str, str | None]] = field(default_factory=list)
 
 
@@ -317,13 +483,22 @@ def _check_chunk(jobs: list[tuple[dict[str, Any], str]], *, validate: bool, now:
     for resource, source in jobs:
         label = f"{resource['resourceType']}/{resource['id']}"
         item = _Checked(source, label)
+        contained = resource.get("contained")
+        local_ids = {f"#{c.get('id')}" for c in contained if isinstance(c, dict)} if isinstance(contained, list) \
+            else set()
 
-        def resolve(reference: str, path: str, item: _Checked = item) -> str | None:
+        def resolve(reference: str, path: str, item: _Checked = item, local_ids: set[str] = local_ids) -> str | None:
             if reference.startswith("#"):
+                if reference != "#" and reference not in local_ids:  # "#" alone is the container itself
+                    item.unresolved.append((path, reference, None))
                 return None
             if reference in names:
                 return names[reference]
-            target = reference_target(reference) if not reference.startswith("urn:") and "?" not in reference else None
+            if "?" in reference:
+                key = _conditional_key(reference)
+                if key in names:
+                    return names[key]
+            target = reference_target(reference) if not reference.startswith("urn:") else None
             if target is not None and target in names:
                 return target
             item.unresolved.append((path, reference, target))  # the caller checks the store for it
@@ -332,20 +507,27 @@ def _check_chunk(jobs: list[tuple[dict[str, Any], str]], *, validate: bool, now:
         rewritten = _rewrite(resource, resource["resourceType"], resolve)
         if validate:
             try:
-                validate_resource(rewritten)
+                model_for(rewritten["resourceType"])
             except FhirError as error:
-                item.error = (", ".join(error.expression) or None, error.message)
+                item.error = ("resourceType", f"{error.message}; the resource was skipped", UNKNOWN_TYPE)
+                item.unresolved.clear()  # a skipped resource's references do not matter
                 results.append(item)
                 continue
-        meta = dict(rewritten.get("meta") or {})
+            try:
+                validate_resource(rewritten)
+            except FhirError as error:
+                item.error = (", ".join(error.expression) or None, error.message, INVALID)
+                results.append(item)
+                continue
+        meta = dict(rewritten["meta"]) if isinstance(rewritten.get("meta"), dict) else {}
         meta.setdefault("versionId", "1")
         meta.setdefault("lastUpdated", now)
         rewritten = {"resourceType": rewritten["resourceType"], "id": str(rewritten["id"]), "meta": meta,
                      **{k: v for k, v in rewritten.items() if k not in ("resourceType", "id", "meta")}}
         try:
             item.prepared = prepare(rewritten)
-        except (ValueError, TypeError) as error:
-            item.error = (None, f"cannot index: {error}")
+        except (ValueError, TypeError, AttributeError, KeyError) as error:  # only reachable with validate=False
+            item.error = (None, f"cannot index: {type(error).__name__}: {error}", UNINDEXABLE)
         results.append(item)
     return results
 
@@ -359,4 +541,4 @@ def _exists(store: FhirStore, target: str) -> bool:
     return True
 
 
-__all__ = ["ImportIssue", "ImportReport", "find_files", "import_files"]
+__all__ = ["EXAMPLES_PER_REASON", "ImportIssue", "ImportReport", "find_files", "import_files"]
