@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 from urllib.parse import unquote
 
 from agentgym_fhir.errors import FhirError
@@ -164,8 +164,7 @@ def _encoding(head: bytes) -> str:
 def _open_binary(path: Path) -> IO[bytes]:
     with path.open("rb") as probe:
         gzipped = probe.read(2) == b"\x1f\x8b"
-    stream: IO[bytes] = gzip.open(path, "rb") if gzipped else path.open("rb")
-    return stream
+    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
 
 
 _READ_ERRORS = (OSError, EOFError, zlib.error)  # gzip.BadGzipFile is an OSError
