@@ -1,0 +1,386 @@
+"""`agentgym serve`: any registered env over OpenEnv's wire protocol, built on openenv-core's own server.
+
+openenv-core's `HTTPEnvServer` provides the protocol: WebSocket `/ws` (one env per connection: reset, step,
+state, close), HTTP `/reset` `/state` `/schema` `/metadata`. This module adds what a shared server needs:
+
+- a bearer token (`--token` / `AGENTGYM_SERVE_TOKEN`) checked on every HTTP request and WebSocket handshake;
+- a "busy" answer beyond `--max-sessions`, and idle sessions closed after `--idle-timeout` seconds;
+- `/health` with the sessions, the data being served and the sandbox pools in use;
+- `/mcp`: MCP JSON-RPC (initialize, tools/list, tools/call) on sessions made with `openenv/session/create`;
+- JSON errors for bad input everywhere, and no server-side detail in them (see `session.CLIENT_ERRORS`).
+
+A client reaches only the session it opened: session ids are random and never listed, and every session has
+its own env instance. Nothing a response carries comes from the task beyond what the local env shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import functools
+import hmac
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from openenv.core.env_server.exceptions import SessionCapacityError
+from openenv.core.env_server.http_server import HTTPEnvServer
+from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, State
+
+from agentgym.serving.session import GymAction, GymObservation, GymSession, SessionError, mcp_tools
+
+logger = logging.getLogger(__name__)
+
+TOKEN_VARIABLE = "AGENTGYM_SERVE_TOKEN"
+MCP_PROTOCOL_VERSION = "2025-06-18"
+_SECRET_WORDS = ("password", "secret", "token", "key", "dsn", "credential")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass
+class ServeConfig:
+    """How one env is served.
+
+    Attributes:
+        env_id: A registered env id (plugins included), such as "SQL-v0".
+        env_args: Keyword arguments for `gym.make(env_id, ...)`, the same for every session.
+        max_sessions: Sessions open at once (WebSocket and MCP together); one more is answered "busy".
+        idle_timeout: Seconds without a message after which a session is closed; None keeps them open.
+        token: When set, every request must carry `Authorization: Bearer TOKEN`.
+    """
+
+    env_id: str
+    env_args: dict[str, Any] = field(default_factory=dict)
+    max_sessions: int = 64
+    idle_timeout: float | None = 600.0
+    token: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_sessions < 1:
+            raise ValueError(f"max_sessions must be at least 1, got {self.max_sessions}")
+        if self.idle_timeout is not None and self.idle_timeout <= 0:
+            raise ValueError(f"idle_timeout must be positive (or None), got {self.idle_timeout}")
+        if self.token is not None and not self.token.strip():
+            raise ValueError("the token is empty; pass a non-empty --token or unset it")
+
+
+class AgentGymEnvServer(HTTPEnvServer):
+    """openenv-core's server with a "busy" message that says what to do, and an idle reaper that closes a
+    session's env with a reason its client is told on the next call."""
+
+    async def _create_session(self) -> tuple[str, Any]:
+        try:
+            return await super()._create_session()
+        except SessionCapacityError as error:
+            raise SessionCapacityError(
+                error.active_sessions, error.max_sessions,
+                message=(f"server busy: {error.active_sessions} of {error.max_sessions} sessions are in use "
+                         "(the server's --max-sessions); close a session or retry later"),
+            ) from None
+
+    async def _reap_idle_sessions(self) -> None:
+        timeout = self._session_idle_timeout_s
+        if timeout is None:
+            return
+        interval = min(max(timeout / 4, 0.1), 5.0)
+        while True:
+            await asyncio.sleep(interval)
+            now = time.time()
+            stale = [sid for sid, info in list(self._session_info.items()) if now - info.last_activity_at > timeout]
+            for session_id in stale:
+                info = self._session_info.get(session_id)
+                if info is None or time.time() - info.last_activity_at <= timeout:
+                    continue
+                env = self._sessions.get(session_id)
+                if isinstance(env, GymSession):
+                    env.closed_reason = f"this session was closed after {timeout:g} s without a message"
+                logger.info("closing session %s: idle for more than %g s", session_id[:8], timeout)
+                await self._destroy_session(session_id)
+
+    # Used by the /mcp routes below.
+    def session(self, session_id: Any) -> GymSession | None:
+        env = self._sessions.get(session_id) if isinstance(session_id, str) else None
+        return env if isinstance(env, GymSession) else None
+
+    async def run_in_session(self, session_id: str, call: Callable[[], Any]) -> Any:
+        self._update_session_activity(session_id, increment_step=True)
+        try:
+            return await self._run_in_session_executor(session_id, call)
+        finally:
+            self._update_session_activity(session_id)
+
+
+class BearerTokenMiddleware:
+    """Refuses HTTP requests and WebSocket handshakes without `Authorization: Bearer TOKEN`.
+
+    HTTP Basic credentials whose password is the token are accepted too, so a client that can only put
+    credentials in the URL (`ws://any:TOKEN@host:port`, as openenv-core's own clients can) still connects.
+    """
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket") or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        body = json.dumps({"error": "unauthorized: this server needs 'Authorization: Bearer <token>' "
+                                    f"(the token given to agentgym serve --token or {TOKEN_VARIABLE})"}).encode()
+        headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="agentgym"')]
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+        elif "websocket.http.response" in scope.get("extensions", {}):
+            await send({"type": "websocket.http.response.start", "status": 401, "headers": headers})
+            await send({"type": "websocket.http.response.body", "body": body})
+        else:
+            await send({"type": "websocket.close", "code": 1008})
+
+    def _authorized(self, scope: Scope) -> bool:
+        for name, value in scope.get("headers", []):
+            if name != b"authorization":
+                continue
+            scheme, _, credentials = value.partition(b" ")
+            if scheme.lower() == b"bearer":
+                return hmac.compare_digest(credentials.strip(), self.token)
+            if scheme.lower() == b"basic":
+                try:
+                    decoded = base64.b64decode(credentials.strip(), validate=True)
+                except (binascii.Error, ValueError):
+                    return False
+                return hmac.compare_digest(decoded.partition(b":")[2], self.token)
+        return False
+
+
+def _rpc_result(request_id: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _rpc_error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def _public_args(env_args: dict[str, Any]) -> dict[str, Any]:
+    return {key: ("<hidden>" if any(word in key.lower() for word in _SECRET_WORDS) else value)
+            for key, value in env_args.items()}
+
+
+def sandbox_pools() -> list[dict[str, Any]]:
+    """The warm sandbox pools this process holds (none until an env has asked for one)."""
+    pool_module = sys.modules.get("agentgym.sandbox.pool")
+    if pool_module is None:
+        return []
+    pools = []
+    for pool in list(getattr(pool_module, "_pools", {}).values()):
+        pools.append({"size": pool.size, "idle": len(getattr(pool, "_idle", [])),
+                      "closed": bool(getattr(pool, "_closed", False)),
+                      "backend": pool.create_kwargs.get("backend", os.environ.get("AGENTGYM_SANDBOX", "auto"))})
+    return pools
+
+
+def describe_data(probe: GymSession, env_args: dict[str, Any]) -> dict[str, Any]:
+    """What the served env is made of: its tasks (by split and family), its arguments and, when the env offers
+    `data_summary()`, its own description of the data (a store path, databases)."""
+    inner = probe.env.unwrapped
+    data: dict[str, Any] = {"env_args": _public_args(env_args)}
+    task_set = getattr(inner, "task_set", None)
+    if task_set is not None:
+        data.update(tasks=len(task_set), splits=task_set.counts("split"), families=task_set.counts("family"))
+    summary = getattr(inner, "data_summary", None)
+    if callable(summary):
+        data["summary"] = summary()
+    return data
+
+
+def build_app(config: ServeConfig) -> FastAPI:
+    """The FastAPI app serving `config.env_id`. Makes one env first, so bad arguments fail here, clearly."""
+    import agentgym  # noqa: F401  (registers every plugin's envs)
+    from agentgym.registry import env_record
+
+    env_record(config.env_id)  # KeyError listing the registered ids
+    probe = GymSession(config.env_id, config.env_args)
+    try:
+        tool_schemas = probe.tool_schemas
+        data = describe_data(probe, config.env_args)
+    finally:
+        probe.close()
+    metadata = EnvironmentMetadata(name=config.env_id, description=f"agentgym {config.env_id} served over OpenEnv",
+                                   version=_version())
+    server = AgentGymEnvServer(
+        functools.partial(GymSession, config.env_id, config.env_args), GymAction, GymObservation,
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=config.max_sessions,
+                                             session_timeout=config.idle_timeout),
+    )
+    app = FastAPI(title=f"agentgym {config.env_id}", version=_version(),
+                  description="An agentgym environment over OpenEnv's protocol: WebSocket /ws, MCP /mcp.")
+    app.state.server = server
+    app.state.config = config
+
+    # These routes come first, so they answer before openenv-core's routes of the same path.
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"status": "healthy", "env": config.env_id,
+                "sessions": {"active": server.active_sessions, "max": config.max_sessions,
+                             "idle_timeout_s": config.idle_timeout},
+                "data": data, "sandbox": {"pools": sandbox_pools()}}
+
+    @app.get("/metadata")
+    async def get_metadata() -> dict[str, Any]:
+        return metadata.model_dump()
+
+    @app.get("/schema")
+    async def get_schema() -> dict[str, Any]:
+        return {"action": GymAction.model_json_schema(), "observation": GymObservation.model_json_schema(),
+                "state": State.model_json_schema(), "tools": tool_schemas}
+
+    @app.post("/step")
+    async def stateless_step() -> JSONResponse:
+        return JSONResponse(status_code=409, content={"error": (
+            "HTTP /step has no session to step: an episode lives on a WebSocket connection to /ws (reset, then "
+            "step), or on an MCP session at /mcp (openenv/session/create, then tools/call)")})
+
+    @app.post("/mcp")
+    async def mcp(request: Request) -> JSONResponse:
+        return JSONResponse(await _mcp_answer(server, tool_schemas, await request.body()))
+
+    @app.exception_handler(SessionError)
+    async def session_error(request: Request, error: SessionError) -> JSONResponse:
+        return JSONResponse(status_code=400, content={"error": str(error)})
+
+    server.register_routes(app)
+    if config.token:
+        app.add_middleware(BearerTokenMiddleware, token=config.token)
+    return app
+
+
+async def _mcp_answer(server: AgentGymEnvServer, tool_schemas: list[dict[str, Any]], body: bytes) -> Any:
+    """One MCP JSON-RPC request to its response (a dict; `None` for a notification)."""
+    try:
+        request = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return _rpc_error(None, -32700, f"parse error: the body is not JSON ({error})")
+    if not isinstance(request, dict) or request.get("jsonrpc") != "2.0" or not isinstance(request.get("method"), str):
+        return _rpc_error(None, -32600, 'invalid request: send one JSON-RPC 2.0 object '
+                                        '{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}')
+    request_id, method = request.get("id"), request["method"]
+    params = request.get("params") or {}
+    if not isinstance(params, dict):
+        return _rpc_error(request_id, -32602, "params must be an object")
+    if method.startswith("notifications/"):
+        return None
+    if method == "initialize":
+        return _rpc_result(request_id, {"protocolVersion": params.get("protocolVersion", MCP_PROTOCOL_VERSION),
+                                        "capabilities": {"tools": {"listChanged": False}},
+                                        "serverInfo": {"name": "agentgym", "version": _version()}})
+    if method == "ping":
+        return _rpc_result(request_id, {})
+    if method == "tools/list":
+        return _rpc_result(request_id, {"tools": mcp_tools(tool_schemas)})
+    if method == "openenv/session/create":
+        return await _mcp_create_session(server, request_id, params)
+    if method == "openenv/session/close":
+        session_id = params.get("session_id")
+        if server.session(session_id) is None:
+            return _rpc_error(request_id, -32602, f"unknown session_id {str(session_id)[:80]!r}")
+        await server._destroy_session(session_id)
+        return _rpc_result(request_id, {"session_id": session_id, "closed": True})
+    if method == "tools/call":
+        return await _mcp_call(server, request_id, params)
+    return _rpc_error(request_id, -32601, f"method not found: {method[:80]!r}; this server answers initialize, "
+                                          "tools/list, tools/call, openenv/session/create, openenv/session/close")
+
+
+async def _mcp_create_session(server: AgentGymEnvServer, request_id: Any, params: dict[str, Any]) -> Any:
+    try:
+        session_id, env = await server._create_session()
+    except SessionCapacityError as error:
+        return _rpc_error(request_id, -32000, str(error),
+                          {"active_sessions": error.active_sessions, "max_sessions": error.max_sessions})
+    assert isinstance(env, GymSession)
+    try:
+        observation = await server.run_in_session(
+            session_id, lambda: env.reset(seed=params.get("seed"), options=params.get("options")))
+    except SessionError as error:
+        await server._destroy_session(session_id)
+        return _rpc_error(request_id, -32602, str(error))
+    return _rpc_result(request_id, {"session_id": session_id, "observation": observation.text,
+                                    "info": observation.info})
+
+
+async def _mcp_call(server: AgentGymEnvServer, request_id: Any, params: dict[str, Any]) -> Any:
+    name, arguments = params.get("name"), params.get("arguments") or {}
+    session_id = params.get("session_id")
+    if not isinstance(name, str) or not name:
+        return _rpc_error(request_id, -32602, "tools/call needs params.name (a tool from tools/list)")
+    if not isinstance(arguments, dict):
+        return _rpc_error(request_id, -32602, "params.arguments must be an object")
+    env = server.session(session_id)
+    if env is None:
+        return _rpc_error(request_id, -32602, "tools/call needs the params.session_id of an open session: call "
+                                              "openenv/session/create first (sessions close after the idle timeout)")
+    try:
+        observation = await server.run_in_session(
+            session_id, lambda: env.act({"name": name, "arguments": arguments}))
+    except SessionError as error:
+        return _rpc_error(request_id, -32000, str(error))
+    return _rpc_result(request_id, tool_call_result(observation))
+
+
+def tool_call_result(observation: GymObservation) -> dict[str, Any]:
+    """A step's outcome as MCP's CallToolResult; `data` is the text, for openenv-core's MCP client."""
+    failed = observation.text.startswith("Error")
+    return {"content": [{"type": "text", "text": observation.text}], "isError": failed, "data": observation.text,
+            "structuredContent": {"observation": observation.text, "reward": observation.reward,
+                                  "terminated": observation.terminated, "truncated": observation.truncated,
+                                  "reward_breakdown": observation.info.get("reward_breakdown", {})}}
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("agentgym")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def serve(config: ServeConfig, *, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning",
+          on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve until interrupted. `on_ready(url)` is called once the socket listens."""
+    import uvicorn
+
+    app = build_app(config)
+    uvicorn_config = uvicorn.Config(app, host=host, port=port, log_level=log_level, ws="websockets-sansio",
+                                    lifespan="on", timeout_graceful_shutdown=5)
+    server = uvicorn.Server(uvicorn_config)
+
+    if on_ready is not None:
+        async def announce() -> None:
+            async def wait_until_listening() -> None:
+                while not server.started:
+                    await asyncio.sleep(0.02)
+                sockets = [sock for listener in server.servers for sock in listener.sockets]
+                bound = sockets[0].getsockname()[1] if sockets else port
+                on_ready(f"ws://{host}:{bound}")
+            asyncio.get_running_loop().create_task(wait_until_listening())
+
+        app.router.on_startup.append(announce)
+
+    server.run()
