@@ -1,0 +1,95 @@
+"""`ClinicalQaEnv` (registered as ClinicalQA-v0): clinical multiple-choice and yes/no/maybe questions.
+
+Each episode shows the question's options in an order drawn from the episode's seed. The gold option's place
+is the task's position in its family plus a per-reset random offset, modulo the option count: for any one
+task, every letter is equally likely across seeds, and across a family's tasks at any one seed, every letter is
+gold equally often, so a policy can learn no letter prior. The verifier reads the answer in the order shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import agentgym
+from agentgym import Task, TaskSet, ToolEnv
+
+from . import verify as _verify  # noqa: F401  (registers the clinical_choice verifier)
+from .tasks import default_tasks
+from .tasks.common import render_prompt
+from .tools import TASK_KB, ClinicalEpisode, clinical_tools
+
+SYSTEM_PROMPT = (
+    "You answer clinical questions. Look facts up with search_knowledge, compute clinical scores with "
+    "calculate, and find what medical codes mean with lookup_code. Finish with submit(answer), giving the letter "
+    "of one option or that option's text; naming more than one option scores 0."
+)
+CONTEXT_MODES = ("prompt", "search")
+
+
+class ClinicalQaEnv(ToolEnv):
+    """Clinical question answering with a knowledge base, clinical calculators and code lookup.
+
+    Args:
+        tasks: A task file or list; default: the generated tasks for `seed`.
+        kb: The knowledge base `search_knowledge` searches: None for the default clinical one, the path of a
+            knowledge base (`agentgym kb build`), or "task" for the question's own context passages.
+        shuffle: Show the options in a seeded order per episode (default). False keeps the stored order,
+            for reproducing a benchmark's published letters.
+        context: "prompt" shows a question's context passages in the prompt, "search" only through
+            search_knowledge; default "search" with kb="task", else "prompt".
+        seed: Seed of the generated task set.
+        **kwargs: `ToolEnv` options (split, families, max_turns, reward_weights, ...).
+    """
+
+    def __init__(self, tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, kb: Any = None,
+                 shuffle: bool = True, context: str | None = None, seed: int = 0, **kwargs: Any) -> None:
+        context = context or ("search" if isinstance(kb, str) and kb == TASK_KB else "prompt")
+        if context not in CONTEXT_MODES:
+            raise ValueError(f"context must be one of {', '.join(CONTEXT_MODES)}, got {context!r}")
+        self.shuffle = shuffle
+        self.show_contexts = context == "prompt"
+        kwargs.setdefault("system_prompt", SYSTEM_PROMPT)
+        super().__init__(default_tasks(seed) if tasks is None else tasks, clinical_tools(kb), **kwargs)
+        for task in self.task_set:
+            if len(task.metadata.get("options", [])) < 2 or task.verifier.name != "clinical_choice":
+                raise ValueError(f"task {task.id} is not a ClinicalQA-v0 task (it needs metadata.options and the "
+                                 "clinical_choice verifier); make tasks with `agentgym tasks generate` or import")
+        self._ordinal: dict[str, int] = {}
+        seen: dict[str, int] = {}
+        for task in self.task_set:
+            self._ordinal[task.id] = seen.get(task.family, 0)
+            seen[task.family] = self._ordinal[task.id] + 1
+
+    def _choose_task(self, options: dict[str, Any]) -> Task:
+        task = super()._choose_task(options)
+        choices = list(task.metadata["options"])
+        count = len(choices)
+        order = list(range(count))
+        if self.shuffle:
+            gold = choices.index(task.answer) if task.answer in choices else 0
+            others = [index for index in order if index != gold]
+            offset = int(self.np_random.integers(count))
+            self.np_random.shuffle(others)
+            place = (offset + self._ordinal.get(task.id, 0)) % count
+            order = [*others[:place], gold, *others[place:]]
+        prompt = render_prompt(task.metadata.get("question", task.prompt), [choices[i] for i in order],
+                               task.metadata.get("contexts", []), show_contexts=self.show_contexts)
+        return task.model_copy(update={"prompt": prompt, "metadata": {**task.metadata, "episode_order": order}})
+
+    def begin_episode(self, task: Task) -> ClinicalEpisode:
+        return ClinicalEpisode(contexts=tuple(task.metadata.get("contexts", [])))
+
+
+def make_env(**kwargs: Any) -> ClinicalQaEnv:
+    """Factory for `gym.make("ClinicalQA-v0", ...)`; see `ClinicalQaEnv` for the arguments."""
+    return ClinicalQaEnv(**kwargs)
+
+
+def register() -> None:
+    """Entry point of the `agentgym.envs` group."""
+    agentgym.register(id="ClinicalQA-v0", entry_point="agentgym_clinical.env:make_env",
+                      generator="agentgym_clinical.tasks:generate",
+                      description="Clinical multiple-choice and yes/no/maybe QA with a knowledge base, "
+                                  "calculators and code lookup")

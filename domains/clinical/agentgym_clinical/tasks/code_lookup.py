@@ -1,0 +1,32 @@
+"""code_lookup: "Which ICD-10-CM code is atrial fibrillation?" / "Which LOINC code is serum potassium?"
+
+Four codes of the same system, every one of them the gold of another task, so no code is favoured.
+"""
+
+from __future__ import annotations
+
+import random
+
+from agentgym import Task
+from agentgym_knowledge.clinical_facts import CONDITIONS, LABS
+
+from .common import arrange, choice_task, split_of
+
+FAMILY = "code_lookup"
+OPTIONS = 4
+
+
+def generate(seed: int = 0) -> list[Task]:
+    rng = random.Random(f"{FAMILY}:{seed}")
+    facts = ([("ICD-10-CM", c.name, c.icd10, f"condition:{c.icd10}") for c in CONDITIONS]
+             + [("LOINC", lab.name, lab.loinc, f"lab:{lab.loinc}") for lab in LABS])
+    tasks = []
+    for ordinal, (system, name, code, key) in enumerate(facts):
+        pool = sorted({other for other_system, _, other, _ in facts if other_system == system and other != code})
+        distractors = rng.sample(pool, OPTIONS - 1)
+        tasks.append(choice_task(
+            task_id=f"clinical-{FAMILY}-{system.lower()}-{code}", family=FAMILY, split=split_of(key),
+            question=f"Which {system} code stands for {name}?",
+            options=arrange(code, distractors, ordinal), answer=code, metadata={"fact": key, "system": system},
+        ))
+    return tasks

@@ -1,0 +1,44 @@
+"""drug_class: "Which class of medicine is metformin?" Four classes, the gold from the drug's facts passage.
+
+Distractors are other drugs' classes that share no telling word with the gold ("statin" is never a
+distractor of "statin (HMG-CoA reductase inhibitor)"), so exactly one option is right.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from agentgym import Task
+from agentgym_knowledge.clinical_facts import DRUGS
+
+from .common import arrange, choice_task, split_of
+
+FAMILY = "drug_class"
+OPTIONS = 4
+# Words many classes share; sharing only these does not make two classes the same.
+_GENERIC = frozenset({"inhibitor", "antagonist", "agonist", "blocker", "receptor", "drug", "antibiotic", "with",
+                      "and", "of", "the", "a", "diuretic", "anticoagulant", "oral", "acting", "inhaled",
+                      "long", "short", "for", "ii", "type"})
+
+
+def _telling_words(drug_class: str) -> set[str]:
+    return {word for word in re.findall(r"[a-z0-9]+", drug_class.lower()) if word not in _GENERIC}
+
+
+def generate(seed: int = 0) -> list[Task]:
+    rng = random.Random(f"{FAMILY}:{seed}")
+    classes = sorted({drug.drug_class for drug in DRUGS})
+    tasks = []
+    for ordinal, drug in enumerate(DRUGS):
+        words = _telling_words(drug.drug_class)
+        pool = [other for other in classes if other != drug.drug_class and not (_telling_words(other) & words)]
+        distractors = rng.sample(pool, OPTIONS - 1)
+        tasks.append(choice_task(
+            task_id=f"clinical-{FAMILY}-{drug.name.replace(' ', '-')}", family=FAMILY,
+            split=split_of(f"drug:{drug.name}"),
+            question=f"Which class of medicine does {drug.name} belong to?",
+            options=arrange(drug.drug_class, distractors, ordinal), answer=drug.drug_class, difficulty="easy",
+            metadata={"fact": f"drug:{drug.name}"},
+        ))
+    return tasks

@@ -1,0 +1,113 @@
+"""What a ClinicalQA-v0 agent may call: search_knowledge, calculate, lookup_code and submit.
+
+`calculate` and `lookup_code` are agentgym_fhir's own tools (the 21 calculators, ICD-10-CM / LOINC / RxNorm /
+SNOMED CT lookup). `search_knowledge` searches the default clinical knowledge base, a user's (`kb=PATH`), or,
+with `kb="task"`, only the question's own context passages (`task_search_tool`). No tool reads the task's
+answer: the episode state holds the context passages and nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import pydantic
+from agentgym_fhir.tools import calculate, lookup_code
+
+from agentgym import Tool, ToolError, tool
+
+TASK_KB = "task"
+MAX_RESULTS = 20
+_WORD = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset("a an and are as at be by for from has have in is it of on or that the to was were with".split())
+
+
+@dataclass(frozen=True)
+class ClinicalEpisode:
+    """The state tools see in one episode: the question's context passages (empty for most tasks)."""
+
+    contexts: tuple[str, ...] = ()
+
+
+def _terms(text: str) -> list[str]:
+    return [word for word in _WORD.findall(text.lower()) if word not in _STOPWORDS]
+
+
+def rank_passages(query: str, passages: tuple[str, ...], k: int) -> list[tuple[int, float]]:
+    """BM25 (k1 1.2, b 0.75) of `query` over a handful of passages: (passage index, score), best first; passages
+    sharing no word with the query are left out."""
+    documents = [Counter(_terms(passage)) for passage in passages]
+    if not documents:
+        return []
+    average = sum(sum(d.values()) for d in documents) / len(documents) or 1.0
+    scores = []
+    for index, counts in enumerate(documents):
+        length, score = sum(counts.values()), 0.0
+        for term in set(_terms(query)):
+            frequency = counts.get(term, 0)
+            if not frequency:
+                continue
+            holding = sum(1 for other in documents if term in other)
+            idf = math.log(1 + (len(documents) - holding + 0.5) / (holding + 0.5))
+            score += idf * frequency * 2.2 / (frequency + 1.2 * (0.25 + 0.75 * length / average))
+        if score > 0:
+            scores.append((index, score))
+    return sorted(scores, key=lambda item: (-item[1], item[0]))[:k]
+
+
+def _search_task_passages(
+    state: ClinicalEpisode,
+    query: str,
+    k: Annotated[int, pydantic.Field(ge=1, le=MAX_RESULTS)] = 5,
+) -> str:
+    """Search this question's own context passages and return the ones that match, best first.
+
+    Args:
+        query: What to look for, in plain words, for example "mortality in the treated group".
+        k: How many passages to return (1 to 20).
+    """
+    if not isinstance(state, ClinicalEpisode) or not state.contexts:
+        raise ToolError("this question has no context passages; answer from what you know or the question itself")
+    ranked = rank_passages(query, state.contexts, k)
+    if not ranked:
+        return (f"No passage matched. This question has {len(state.contexts)} passages; try other words from the "
+                "question.")
+    return "\n\n".join(f"[{number}] passage {index + 1} of {len(state.contexts)}\n{state.contexts[index]}"
+                       for number, (index, _score) in enumerate(ranked, start=1))
+
+
+def task_search_tool() -> Tool:
+    """`search_knowledge` over the episode's context passages (PubMedQA's reasoning-required setting)."""
+    return Tool(_search_task_passages, name="search_knowledge")
+
+
+def knowledge_search_tool(kb: Any = None) -> Tool:
+    """`search_knowledge` over a knowledge base: None for the default clinical one, a path, or a loaded one."""
+    from agentgym_knowledge.tool import make_search_tool
+
+    if isinstance(kb, (str, Path)) and not Path(kb).exists():
+        raise ValueError(f"kb={str(kb)!r}: no such knowledge base folder (build one with `agentgym kb build`), "
+                         f"or pass kb='task' to search the question's own passages, or leave kb unset for the "
+                         "default clinical knowledge base")
+    return make_search_tool(kb)
+
+
+@tool(terminal=True)
+def submit(answer: str) -> str:
+    """Submit your final answer and end the episode: the letter of one option ("B") or that option's text.
+    Call it once. Naming more than one option, or none, scores 0.
+
+    Args:
+        answer: One option's letter, as listed in the question, or its text.
+    """
+    return answer
+
+
+def clinical_tools(kb: Any = None) -> list[Tool]:
+    """The tools of ClinicalQA-v0, in the order the model sees them."""
+    search = task_search_tool() if isinstance(kb, str) and kb == TASK_KB else knowledge_search_tool(kb)
+    return [search, calculate, lookup_code, submit]
