@@ -35,7 +35,9 @@ SYSTEM_PROMPT = (
     "`submit` with the answer in the form the task asks for (a number with its unit, a date as YYYY-MM-DD, a "
     "code, a list, yes or no, or \"none found\")."
 )
-TASKS_VERSION = "1"
+TASKS_VERSION = "2"
+# The cached task sets depend on the code that builds them: any change to these files is a new cache key.
+GENERATOR_SOURCES = ("tasks", "vocab", "codes.py", "calculators.py", "units.py", "tools.py")
 
 
 class ServerSession(FhirClient):
@@ -157,6 +159,20 @@ class FhirEnv(ToolEnv):
             self.server.close()
 
 
+def generator_version() -> str:
+    """A digest of the task generator's source (`GENERATOR_SOURCES`), so a changed generator never reads task
+    files cached by an older one."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256(TASKS_VERSION.encode())
+    for name in GENERATOR_SOURCES:
+        target = package / name
+        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        for source in files:
+            digest.update(str(source.relative_to(package)).encode())
+            digest.update(source.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def _store_key(path: Path) -> str:
     stat = path.stat()
     return hashlib.sha256(f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
@@ -170,7 +186,7 @@ def cached_tasks(store: Any, seed: int, options: dict[str, Any] | None = None) -
     options = dict(options or {})
     path = Path(store.path)
     key = _store_key(path) + hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:8]
-    target = cache_dir() / f"tasks-v{TASKS_VERSION}-{path.stem}-{key}-s{seed}.jsonl"
+    target = cache_dir() / f"tasks-v{TASKS_VERSION}-{generator_version()}-{path.stem}-{key}-s{seed}.jsonl"
     if target.is_file():
         return load_tasks(target)
     tasks = generate(seed=seed, store=store, **options)

@@ -280,6 +280,21 @@ def fmt(value: float) -> str:
     return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
 
 
+def balance(candidates: list[tuple[Any, Any]], rng: random.Random) -> list[Any]:
+    """Keep (answer, item) candidates so that no answer is the gold of more than half the kept items: the most
+    common answer is cut, at random, to as many as the second most common (a family with one answer keeps
+    nothing, since a constant would solve it). Returns the kept items in their original order."""
+    groups: dict[str, list[int]] = defaultdict(list)
+    for position, (answer, _item) in enumerate(candidates):
+        groups[repr(answer)].append(position)
+    sizes = sorted((len(positions) for positions in groups.values()), reverse=True)
+    cap = sizes[1] if len(sizes) > 1 else 0
+    kept: set[int] = set()
+    for positions in groups.values():
+        kept.update(positions if len(positions) <= cap else rng.sample(positions, cap))
+    return [item for position, (_answer, item) in enumerate(candidates) if position in kept]
+
+
 def sample(rng: random.Random, items: Iterable[Any], k: int) -> list[Any]:
     items = list(items)
     return items if len(items) <= k else rng.sample(items, k)
@@ -294,6 +309,7 @@ __all__ = [
     "PatientRecord",
     "Reading",
     "answer_spec",
+    "balance",
     "call",
     "fmt",
     "load_records",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import Context, answer_spec, call, submit
+from agentgym_fhir.tasks.common import Context, answer_spec, balance, call, submit
 from agentgym_fhir.vocab.conditions import ALLERGIES, CONDITIONS
 from agentgym_fhir.vocab.drugs import CONTRAINDICATIONS, DRUGS
 
@@ -20,7 +20,7 @@ def _blocker(key: str) -> tuple[str, str, bool]:
 
 
 def build(ctx: Context) -> list[Task]:
-    tasks = []
+    candidates = []
     for record in ctx.records:
         conditions, allergies = record.condition_codes(), record.active_allergy_codes()
         positives, negatives = [], []
@@ -28,10 +28,10 @@ def build(ctx: Context) -> list[Task]:
             code, name, is_allergy = _blocker(blocker)
             present = code in (allergies if is_allergy else conditions)
             (positives if present else negatives).append((drug, blocker, why, code, name, is_allergy))
-        # a yes when the record has one, otherwise a no (kept rarer, so yes and no stay balanced)
+        # a yes when the record has one, otherwise a no; `balance` then keeps as many of one as of the other
         if positives:
             chosen = ctx.rng.choice(positives)
-        elif ctx.rng.random() < 0.35 and negatives:
+        elif negatives:
             chosen = ctx.rng.choice(negatives)
         else:
             continue
@@ -40,11 +40,11 @@ def build(ctx: Context) -> list[Task]:
         where = "active allergies" if is_allergy else "active problem list"
         step = (call("fhir_search", resource_type="AllergyIntolerance", params={"patient": record.id})
                 if is_allergy else call("problem_list", patient_id=record.id))
-        tasks.append(ctx.task(
+        candidates.append((answer, ctx.task(
             key=f"{record.id}:{drug}:{code}", record=record,
             prompt=f"A clinician wants to start {DRUGS[drug].name} for {record.describe()}. Our rule: do not give "
                    f"{DRUGS[drug].name} to a patient with {name} ({why}). Does the patient's {where} contain "
                    f"{name} (SNOMED CT {code}), so that the rule forbids it? Answer yes or no.",
             answer=answer, solution=[step, submit(answer)], verifier=answer_spec("yes_no"), difficulty="medium",
-            metadata={"drug": drug, "blocker": code}))
-    return tasks
+            metadata={"drug": drug, "blocker": code})))
+    return balance(candidates, ctx.rng)

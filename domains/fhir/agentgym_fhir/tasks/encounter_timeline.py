@@ -63,10 +63,18 @@ def build(ctx: Context) -> list[Task]:
                           submit(days)],
                 verifier=answer_spec("number", tolerance=0), difficulty="medium", metadata={"variant": variant}))
         elif variant == "count_window":
-            kind = ctx.rng.choice(["EMER", "AMB", "IMP"])
-            years = ctx.rng.choice([1, 2, 3])
+            windows = [(kind, years) for kind in ("EMER", "AMB", "IMP") for years in (1, 2, 3)]
+            counted = {window: sum(1 for e in encounters if e[2] == window[0]
+                                   and e[0].date() >= (record.now - timedelta(days=365 * window[1])).date())
+                       for window in windows}
+            # mostly windows that hold encounters: else "0" would answer most counting tasks
+            nonzero = [window for window in windows if counted[window]]
+            if nonzero and ctx.rng.random() < 0.8:
+                kind, years = ctx.rng.choice(nonzero)
+            else:
+                kind, years = ctx.rng.choice(windows)
             since = (record.now - timedelta(days=365 * years)).date()
-            count = sum(1 for e in encounters if e[2] == kind and e[0].date() >= since)
+            count = counted[(kind, years)]
             tasks.append(ctx.task(
                 key=f"{record.id}:{variant}:{kind}:{years}", record=record,
                 prompt=f"How many encounters of class {kind} ({CLASS_NAMES[kind]}) did {record.describe()} have "

@@ -24,7 +24,9 @@ def build(ctx: Context) -> list[Task]:
             for days in WINDOWS:
                 start = record.now.date() - timedelta(days=days)
                 inside = [r for r in record.series(code) if start <= r.day <= record.now.date()]
-                if len(inside) >= 2 and inside[0].when != inside[1].when and inside[-1].when != inside[-2].when:
+                # no ties at either end (which result is "first"?) and a real change: "0" must never be the gold
+                if len(inside) >= 2 and inside[0].when != inside[1].when and inside[-1].when != inside[-2].when \
+                        and round(inside[-1].value - inside[0].value, 4) != 0:
                     options.append((code, days, inside))
                     break
         if not options:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import Context, answer_spec, call, submit
+from agentgym_fhir.tasks.common import Context, answer_spec, balance, call, submit
 
 FAMILY = "triage"
 REQUIRES = "vital-sign Observations: SpO2, systolic pressure, heart rate, respiratory rate, temperature"
@@ -25,7 +25,7 @@ def level(v: dict[str, float]) -> int:
 
 
 def build(ctx: Context) -> list[Task]:
-    tasks = []
+    candidates = []
     for record in ctx.records:
         values = {}
         for name, code in CODES.items():
@@ -35,9 +35,7 @@ def build(ctx: Context) -> list[Task]:
             values[name] = reading.value
         else:
             answer = level(values)
-            if answer == 4 and ctx.rng.random() < 0.6:
-                continue  # most people are well: keep fewer level-4 tasks
-            tasks.append(ctx.task(
+            candidates.append((answer, ctx.task(
                 key=record.id, record=record,
                 prompt=f"Assign a triage level to {record.describe()} from the most recent value of each vital "
                        f"sign (SpO2 59408-5, systolic 8480-6, heart rate 8867-4, respiratory rate 9279-1, "
@@ -46,5 +44,6 @@ def build(ctx: Context) -> list[Task]:
                 solution=[*(call("latest_observation", patient_id=record.id, code=c) for c in CODES.values()),
                           submit(answer)],
                 verifier=answer_spec("number", tolerance=0), difficulty="medium" if answer == 4 else "hard",
-                metadata={"vitals": values}))
-    return tasks
+                metadata={"vitals": values})))
+    # most people are well: without balancing, "4" would be right for most tasks
+    return balance(candidates, ctx.rng)
