@@ -7,3 +7,7 @@ execution-accuracy verifier, `env.py` the env class and its registration, `impor
 
 __all__ = ["__version__"]
 __version__ = "0.1.0"
+
+# agentgym first: its import loads every plugin, this one included, and a submodule imported before it (say
+# `agentgym_sql.verify` on its own) would otherwise be half-initialised when the plugin loader reaches it.
+import agentgym  # noqa: E402,F401
