@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import agentgym
 from agentgym import Task, TaskSet, ToolEnv
 
 from . import verify as _verify  # noqa: F401  (registers the clinical_choice verifier)
@@ -86,10 +85,3 @@ def make_env(**kwargs: Any) -> ClinicalQaEnv:
     """Factory for `gym.make("ClinicalQA-v0", ...)`; see `ClinicalQaEnv` for the arguments."""
     return ClinicalQaEnv(**kwargs)
 
-
-def register() -> None:
-    """Entry point of the `agentgym.envs` group."""
-    agentgym.register(id="ClinicalQA-v0", entry_point="agentgym_clinical.env:make_env",
-                      generator="agentgym_clinical.tasks:generate",
-                      description="Clinical multiple-choice and yes/no/maybe QA with a knowledge base, "
-                                  "calculators and code lookup")
