@@ -33,3 +33,28 @@ def test_code_block_reads_and_writes(small_store: FhirStore, small_tasks: list[T
         assert terminated and reward == 1.0
     finally:
         env.close()
+
+
+def test_garbage_in_the_write_queue_is_an_observation_not_a_crash(small_store: FhirStore,
+                                                                     small_tasks: list[Task]) -> None:
+    """A block that fills the write queue with non-JSON, a JSON object, or a link to a host file gets a clear
+    note back; nothing is written, nothing of the linked file is echoed, and the episode goes on."""
+    task = next(t for t in small_tasks if t.family == "record_vital")
+    env = make_env(store=small_store, tasks=[task], knowledge=False, code=True, sandbox="local",
+                   allow_weak_isolation=True)
+    try:
+        env.reset(options={"task_id": task.id})
+        observations = [env.step(f"```python\n{code}\n```")[0] for code in (
+            "open('fhir_writes.json', 'w').write('not json')",
+            "open('fhir_writes.json', 'w').write('{\"resourceType\": \"Observation\"}')",
+            "import os; os.symlink('/etc/passwd', 'fhir_writes.json')")]
+        if any("could not" in o and "sandbox" in o for o in observations):
+            if os.environ.get("CI"):
+                pytest.fail(f"the local sandbox did not start under CI: {observations[0][:200]}")
+            pytest.skip(f"no sandbox here: {observations[0][:200]}")
+        assert "queued writes ignored" in observations[0] and "queued writes ignored" in observations[1]
+        assert "root:" not in observations[2]
+        _, reward, terminated, _, info = env.step({"name": "submit", "arguments": {"answer": "done"}})
+        assert terminated and reward == 0.0
+    finally:
+        env.close()

@@ -130,7 +130,8 @@ ATTACKS: list[Attack] = [
            make_kwargs={"knowledge": False}, per_family=3,
            description="a none answer spelled with a Cyrillic letter and extra words"),
     Attack("fhir-codeact-hunts-gold", "FHIR-v0", hunt_gold_from_sandbox,
-           families=("lab_value", "risk_score", "triage"), make_kwargs={"knowledge": False, "code": True},
-           backends=("docker",), per_family=1,
+           families=("lab_value", "risk_score", "triage"),
+           make_kwargs={"knowledge": False, "code": True, "allow_weak_isolation": True},
+           backends=("docker", "local"), per_family=1,
            description="a CodeAct block walks the sandbox's file system for the cached task file and its answer"),
 ]

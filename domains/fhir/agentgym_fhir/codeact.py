@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentgym.sandbox import SandboxError
 from agentgym.tools import ToolError
 from agentgym_fhir.tools import FhirState, _create
 
@@ -133,11 +134,23 @@ def run_code(sandbox: Any, state: FhirState, code: str, timeout: float = 30) -> 
     output = result.stdout + (("\n" + result.stderr) if result.stderr else "")
     if result.timed_out:
         output += f"\n[timed out after {timeout:g} s]"
+    queued: Any = []
     try:
-        queued = json.loads(sandbox.get_file(WRITES))
-        sandbox.run_python(f"import os; os.remove({WRITES!r})", timeout=5)
+        raw = sandbox.get_file(WRITES, max_bytes=1 << 20)
     except FileNotFoundError:
-        queued = []
+        raw = None
+    except SandboxError as error:
+        raw = None
+        output += f"\n[queued writes not read: {error}]"
+    if raw is not None:
+        sandbox.run_python(f"import os; os.remove({WRITES!r})", timeout=5)
+        try:
+            queued = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            queued = None
+        if not isinstance(queued, list):
+            output += f"\n[queued writes ignored: {WRITES} must hold a JSON list of resources; use fhir.create(resource)]"
+            queued = []
     for resource in queued:
         kind = resource.get("resourceType") if isinstance(resource, dict) else None
         if kind not in WRITE_TOOLS:
