@@ -119,8 +119,12 @@ def import_command(sources: tuple[Path, ...], out: Path, no_validate: bool, repo
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--base-path", default="/fhir", show_default=True, help="URL path of the FHIR base.")
 @click.option("--ephemeral", is_flag=True, help="Keep writes in memory; the store file is never changed.")
+@click.option("--handling", type=click.Choice(["lenient", "strict"]), default="lenient", show_default=True,
+              help="Unknown search parameters: ignored (the FHIR default) or refused with 400. A client's "
+                   "`Prefer: handling=...` header overrides it per request.")
 @click.option("--verbose", is_flag=True, help="Log each request.")
-def serve_command(store_path: Path, port: int, host: str, base_path: str, ephemeral: bool, verbose: bool) -> None:
+def serve_command(store_path: Path, port: int, host: str, base_path: str, ephemeral: bool, handling: str,
+                  verbose: bool) -> None:
     """Serve a store as a FHIR R4 REST API (read, search, create, update, /metadata).
 
     \b
@@ -137,7 +141,12 @@ def serve_command(store_path: Path, port: int, host: str, base_path: str, epheme
         _fail(error)
         return
     target = store.episode() if ephemeral else store
-    server = make_server(target, host, port, base_path=base_path, verbose=verbose)
+    try:
+        server = make_server(target, host, port, base_path=base_path, verbose=verbose, handling=handling)
+    except OSError as error:
+        store.close()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error}. Choose another "
+                                   f"port with --port (0 picks a free one).") from None
     click.echo(f"serving {store_path} at {server.url} (Ctrl-C to stop)")
     try:
         server.serve_forever()
