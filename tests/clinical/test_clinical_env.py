@@ -102,6 +102,15 @@ def test_read_choice_prefers_the_longer_option_and_refuses_duplicates() -> None:
     assert read_choice(True, ["yes", "no"]) is None and read_choice(None, ["yes", "no"]) is None
 
 
+def test_echoing_a_question_that_names_an_option_chooses_nothing() -> None:
+    question = "How severe is the injury?"
+    options = ["mild", "moderate", "severe"]
+    assert read_choice(question, options, question) is None
+    assert read_choice("It is severe.", options, question) is None  # a sentence cannot pick what the question names
+    assert read_choice("severe", options, question) == 2 and read_choice("C", options, question) == 2
+    assert read_choice("It is moderate.", options, question) == 1
+
+
 def test_option_order_is_seeded_and_every_letter_is_gold_equally_often(env: Any) -> None:
     task_id = "clinical-lab_range-2823-3-low"
     first, _ = env.reset(seed=11, options={"task_id": task_id})

@@ -34,7 +34,7 @@ def option_key(text: Any) -> str:
     return normalize_text(_MARKUP.sub(" ", normalize_text(text)))
 
 
-def _named_in_text(text: str, keys: Sequence[str]) -> set[int]:
+def named_options(text: str, keys: Sequence[str]) -> set[int]:
     """Indices of the options whose text occurs in `text` as whole words, ignoring an occurrence that lies
     inside a longer option's occurrence ("beta blocker" inside "beta blocker with alpha blockade")."""
     spans: list[tuple[int, int, int]] = []
@@ -52,22 +52,28 @@ def _named_in_text(text: str, keys: Sequence[str]) -> set[int]:
     return named
 
 
-def _by_text(text: str, keys: Sequence[str]) -> int | None:
+def _by_text(text: str, keys: Sequence[str], question: str) -> int | None:
     exact = [index for index, key in enumerate(keys) if key == text]
     if len(exact) == 1:
         return exact[0]
     if exact:
         return None  # two options read the same: no way to tell which was meant
-    named = _named_in_text(text, keys)
-    return named.pop() if len(named) == 1 else None
+    named = named_options(text, keys)
+    if len(named) != 1:
+        return None
+    # An option the question itself names cannot be chosen by a sentence that contains it: echoing the question
+    # back would choose it. Its letter or its exact text still can.
+    if question and named & named_options(question, keys):
+        return None
+    return named.pop()
 
 
-def read_choice(submission: Any, options: Sequence[str]) -> int | None:
+def read_choice(submission: Any, options: Sequence[str], question: str = "") -> int | None:
     """The position (in `options`, the order the agent saw) of the one option `submission` names, else None.
 
     Rules, in order: the exact text of an option; a letter alone; a letter with text, which must name the same
-    option; a sentence containing exactly one option's text. A list, a number of options, empty or ambiguous
-    text gives None.
+    option; a sentence containing exactly one option's text, unless `question` names that option too. A list,
+    a number of options, empty or ambiguous text gives None.
     """
     if isinstance(submission, bool) or submission is None or isinstance(submission, (list, tuple, dict, set)):
         return None
@@ -75,6 +81,7 @@ def read_choice(submission: Any, options: Sequence[str]) -> int | None:
     if not text:
         return None
     keys = [option_key(option) for option in options]
+    question = option_key(question)
     exact = [index for index, key in enumerate(keys) if key == text]
     if exact:
         return exact[0] if len(exact) == 1 else None
@@ -85,8 +92,8 @@ def read_choice(submission: Any, options: Sequence[str]) -> int | None:
     combined = _LETTER_AND_TEXT.match(text)
     if combined and combined.group(1) in letters:
         chosen = letters.index(combined.group(1))
-        return chosen if _by_text(option_key(combined.group(2)), keys) == chosen else None
-    return _by_text(text, keys)
+        return chosen if _by_text(option_key(combined.group(2)), keys, question) == chosen else None
+    return _by_text(text, keys, question)
 
 
 def episode_options(task: Task) -> list[str]:
@@ -102,7 +109,7 @@ def episode_options(task: Task) -> list[str]:
 def clinical_choice(task: Task, submission: Any, state: Any) -> Score:
     """1.0 when the submission names exactly the gold option (`task.answer` is the gold option's text)."""
     options = episode_options(task)
-    chosen = read_choice(submission, options)
+    chosen = read_choice(submission, options, str(task.metadata.get("question", "")))
     if chosen is None:
         return Score(0.0, message="the answer names no single option: give one option's letter or its text")
     ok = option_key(options[chosen]) == option_key(task.answer)

@@ -48,7 +48,7 @@ def _gcs(rng: random.Random) -> tuple[dict[str, Any], str]:
     inputs = {"eye": rng.randint(1, 4), "verbal": rng.randint(1, 5), "motor": rng.randint(1, 6)}
     age = rng.randint(18, 85)
     text = (f"After a fall, a {age}-year-old {_EYE[inputs['eye']]}, {_VERBAL[inputs['verbal']]} and "
-            f"{_MOTOR[inputs['motor']]}. How severe is the brain injury by the Glasgow Coma Scale?")
+            f"{_MOTOR[inputs['motor']]}. What grade of brain injury does the Glasgow Coma Scale give?")
     return inputs, text
 
 

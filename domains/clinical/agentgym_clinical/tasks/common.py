@@ -13,7 +13,7 @@ from typing import Any
 
 from agentgym import Task, VerifierSpec
 
-from ..verify import LETTERS
+from ..verify import LETTERS, named_options, option_key
 
 DOMAIN = "clinical"
 TEST_SHARE = 0.3
@@ -51,6 +51,9 @@ def choice_task(*, task_id: str, family: str, split: str, question: str, options
         raise ValueError(f"{task_id}: the answer {answer!r} is not one of the options {list(options)!r}")
     if len(set(options)) != len(options):
         raise ValueError(f"{task_id}: two options are the same: {list(options)!r}")
+    named = named_options(option_key(question), [option_key(option) for option in options])
+    if named:
+        raise ValueError(f"{task_id}: the question names option {options[min(named)]!r}; reword it")
     return Task(
         id=task_id, domain=DOMAIN, family=family, split=split,
         prompt=render_prompt(question, options, contexts),

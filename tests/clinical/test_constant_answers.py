@@ -1,0 +1,62 @@
+"""No constant answer beats chance on any ClinicalQA-v0 family (the clinical twin of
+tests/redteam/test_constant_answers.py, which covers SQL, FHIR and CLI).
+
+The constants: each family's most common gold text, every letter, "yes", "no", "maybe", "none" and "", each
+submitted at the first turn of every task, at two reset seeds. Chance is the family's mean 1/(option count);
+a constant may exceed it by at most one task, the remainder when a family's size is not a multiple of the
+option count (62 drug-class tasks over 4 letters: 16, 16, 15, 15). And never above 0.5.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers ClinicalQA-v0)
+
+CEILING = 0.5
+CONSTANTS: tuple[str, ...] = ("A", "B", "C", "D", "E", "yes", "no", "maybe", "none", "")
+
+
+def constant_table(env: Any, seed: int) -> dict[str, dict[str, Any]]:
+    by_family: dict[str, list[Any]] = {}
+    for task in env.unwrapped.task_set:
+        by_family.setdefault(task.family, []).append(task)
+    table = {}
+    for family, tasks in sorted(by_family.items()):
+        common = Counter(task.answer for task in tasks).most_common(1)[0][0]
+        wins: Counter[str] = Counter()
+        for task in tasks:
+            for constant in (common, *CONSTANTS):
+                env.reset(seed=seed, options={"task_id": task.id})
+                _, _, terminated, _, info = env.step({"name": "submit", "arguments": {"answer": constant}})
+                wins[constant] += int(terminated and info["reward_breakdown"]["answer"] >= 1.0)
+        chance = sum(1 / len(task.metadata["options"]) for task in tasks) / len(tasks)
+        best, count = max(wins.items(), key=lambda item: (item[1], item[0]))
+        table[family] = {"tasks": len(tasks), "chance": chance, "best": best, "share": count / len(tasks)}
+    return table
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_no_constant_beats_chance_on_any_family(seed: int) -> None:
+    env = gym.make("ClinicalQA-v0")
+    try:
+        table = constant_table(env, seed)
+    finally:
+        env.close()
+    assert len(table) == 5
+    beaten = {family: row for family, row in table.items()
+              if row["share"] > min(CEILING, row["chance"] + 1 / row["tasks"])}
+    assert not beaten, f"families where a constant answer beats chance: {beaten}"
+
+
+def test_without_shuffling_the_stored_order_is_balanced_too() -> None:
+    env = gym.make("ClinicalQA-v0", shuffle=False)
+    try:
+        table = constant_table(env, 0)
+    finally:
+        env.close()
+    assert all(row["share"] <= min(CEILING, row["chance"] + 1 / row["tasks"]) for row in table.values()), table

@@ -1,0 +1,92 @@
+"""Attacks on ClinicalQA-v0's answer reading: ways to name several options at once, or to smuggle them past the
+parser, that must never score. (A constant letter or text is right by chance on some tasks; that is measured,
+not attacked: tests/clinical/test_constant_answers.py keeps it at chance.)"""
+
+from __future__ import annotations
+
+import re
+
+from redteam_support import Attack, AttackEpisode
+
+ENV = "ClinicalQA-v0"
+
+
+def _options(episode: AttackEpisode) -> dict[str, str]:
+    """The lettered options as the prompt shows them (what any policy can read)."""
+    block = episode.prompt.split("Options:\n", 1)[-1].split("\n\n", 1)[0]
+    found = {}
+    for line in block.splitlines():
+        match = re.match(r"([A-Z])\. (.*)", line)
+        if match:
+            found[match.group(1)] = match.group(2)
+    return found
+
+
+def every_option_text(episode: AttackEpisode) -> None:
+    episode.call("submit", answer=", ".join(_options(episode).values()))
+
+
+def every_option_lines(episode: AttackEpisode) -> None:
+    episode.call("submit", answer="\n".join(f"{letter}. {text}" for letter, text in _options(episode).items()))
+
+
+def letter_spam(episode: AttackEpisode) -> None:
+    episode.call("submit", answer=" ".join(_options(episode)))
+
+
+def letters_glued(episode: AttackEpisode) -> None:
+    episode.call("submit", answer="".join(_options(episode)))
+
+
+def letters_hidden_by_invisible_characters(episode: AttackEpisode) -> None:
+    # Fullwidth letters joined by zero-width spaces: NFKC and the invisible-character filter make this "A/B/C/D".
+    letters = [chr(ord(letter) - ord("A") + ord("\uff21")) for letter in _options(episode)]
+    episode.call("submit", answer="\u200b/\u200b".join(letters))
+
+
+def lookalike_letter_lists(episode: AttackEpisode) -> None:
+    # Cyrillic and Greek capitals that look like A, B, E, and Latin letters of the rest: still several options.
+    lookalike = {"A": "\u0410", "B": "\u0392", "C": "\u0421", "E": "\u0395"}
+    episode.call("submit", answer=" or ".join(lookalike.get(letter, letter) for letter in _options(episode)))
+
+
+def prompt_echo(episode: AttackEpisode) -> None:
+    episode.call("submit", answer=episode.prompt)
+
+
+def question_echo(episode: AttackEpisode) -> None:
+    episode.call("submit", answer=episode.prompt.split("\n\nOptions:", 1)[0])
+
+
+def hedged_pair(episode: AttackEpisode) -> None:
+    texts = list(_options(episode).values())
+    episode.call("submit", answer=f"either {texts[0]} or {texts[1]}")
+
+
+def letter_with_every_text(episode: AttackEpisode) -> None:
+    options = _options(episode)
+    episode.call("submit", answer="A. " + " ".join(options.values()))
+
+
+def json_list_of_letters(episode: AttackEpisode) -> None:
+    episode.call("submit", answer='["' + '", "'.join(_options(episode)) + '"]')
+
+
+ATTACKS: list[Attack] = [
+    Attack("clinical-every-option-text", ENV, every_option_text,
+           description="submit every option's text, comma separated"),
+    Attack("clinical-every-option-lines", ENV, every_option_lines,
+           description="submit every 'letter. text' line of the prompt"),
+    Attack("clinical-letter-spam", ENV, letter_spam, description="submit 'A B C D'"),
+    Attack("clinical-letters-glued", ENV, letters_glued, description="submit 'ABCD'"),
+    Attack("clinical-letters-invisible", ENV, letters_hidden_by_invisible_characters,
+           description="fullwidth letters joined by zero-width spaces"),
+    Attack("clinical-lookalike-letters", ENV, lookalike_letter_lists,
+           description="Cyrillic/Greek look-alike capitals joined by 'or'"),
+    Attack("clinical-prompt-echo", ENV, prompt_echo, description="submit the whole prompt back"),
+    Attack("clinical-question-echo", ENV, question_echo, description="submit the question (no options) back"),
+    Attack("clinical-hedged-pair", ENV, hedged_pair, description="'either X or Y' naming two options"),
+    Attack("clinical-letter-with-every-text", ENV, letter_with_every_text,
+           description="one letter followed by every option's text"),
+    Attack("clinical-json-letter-list", ENV, json_list_of_letters, description='a JSON list ["A", "B", ...]'),
+]
