@@ -39,6 +39,57 @@ def test_typed_answers(gold, submission, kind, params, expected) -> None:  # typ
     assert score_answer(gold, submission, kind=kind, **params).value == expected
 
 
+@pytest.mark.parametrize("gold, submission, kind, params", [
+    # numbers: units that hold digits of their own, a number in a sentence, fullwidth digits
+    (6.0, "6 10*3/uL", "number", {"unit": "10*3/uL", "require_unit": True}),
+    (72.3, "72.3 mL/min/1.73m2", "number", {"tolerance": 0.6}),
+    (72.3, "72.3 mL/min/1.73 m2", "number", {"tolerance": 0.6}),
+    (4.1, "The latest potassium is 4.1 mmol/L.", "number", {"unit": "mmol/L", "require_unit": True}),
+    (4.0, "\uff14", "number", {"tolerance": 0}),
+    (-0.3, "-0.3 mg/dL", "number", {"tolerance": 0.011}),
+    # codes: dots, case, a system prefix, a coding object
+    ("E11.65", "E1165", "code", {}),
+    ("E11.65", " e11.65. ", "code", {}),
+    ("E11.65", "ICD-10-CM: E11.65", "code", {}),
+    ("E11.65", {"system": "http://hl7.org/fhir/sid/icd-10-cm", "code": "E11.65"}, "code", {}),
+    # lists: JSON text, bullets, "and"
+    ([["metformin", "6809"], ["lisinopril", "29046"]], '["metformin", "lisinopril"]', "set", {}),
+    ([["metformin", "6809"], ["lisinopril", "29046"]], "- metformin\n- lisinopril", "set", {}),
+    ([["metformin", "6809"], ["lisinopril", "29046"]], "metformin and lisinopril", "set", {}),
+    ("no", "No.", "yes_no", {}),
+    ("yes", True, "yes_no", {}),
+    ("2023-05-02", "on 2023-05-02", "date", {}),
+])
+def test_every_legal_form_of_the_right_answer_scores(gold, submission, kind, params) -> None:  # type: ignore[no-untyped-def]
+    assert score_answer(gold, submission, kind=kind, **params).value == 1.0
+
+
+@pytest.mark.parametrize("gold, submission, kind, params", [
+    # hedges: every candidate at once, the favourite first
+    (4, "4 (or 3, 2, 1)", "number", {"tolerance": 0}),
+    (4, "4, 3, 2, 1", "number", {"tolerance": 0}),
+    (4, [4, 3], "number", {"tolerance": 0}),
+    (3.9, "3.9 or 4.2 mmol/L", "number", {"unit": "mmol/L"}),
+    ("E11.9", "E11.9, I10, J45.909", "code", {}),
+    ("E11.9", "E11.9 or I10", "code", {}),
+    ("E11.9", "I10|E11.9", "code", {}),
+    ("E11.9", ["E11.9", "I10"], "code", {}),
+    ([["warfarin", "11289"]], "warfarin, aspirin, lisinopril", "set", {}),
+    ("yes", "yes or no", "yes_no", {}),
+    ("yes", "Yes/No", "yes_no", {}),
+    ("no", "no, yes", "yes_no", {}),
+    ("2023-05-02", "2023-05-02 or 2023-06-01", "date", {}),
+    # an absolute tolerance never swallows a small gold: 0 is not a change of 0.01
+    (0.01, "0", "number", {"tolerance": 0.011}),
+    (0.004, 0, "number", {"tolerance": 0.011}),
+    # look-alikes are other characters, not the answer (Cyrillic E, a Cyrillic o in none)
+    ("E11.9", "\u041511.9", "code", {}),
+    ([["warfarin", "11289"]], "n\u043ene found", "set", {}),
+])
+def test_hedged_and_look_alike_answers_score_zero(gold, submission, kind, params) -> None:  # type: ignore[no-untyped-def]
+    assert score_answer(gold, submission, kind=kind, **params).value == 0.0
+
+
 def test_write_inspection_checks_each_field() -> None:
     resource = {"resourceType": "MedicationRequest", "status": "active", "intent": "order",
                 "subject": {"reference": "Patient/p1"},
