@@ -87,3 +87,31 @@ def test_bird_import_keeps_evidence_levels_and_reports_failing_gold(tmp_path: Pa
     _, reward, *_ = env.step({"name": "submit", "arguments": {"sql": "SELECT name FROM client WHERE tier = 'gold'"}})
     assert reward == 1.0  # same set of names: BIRD's set equality
     env.close()
+
+
+def test_alternative_golds_are_read_and_any_of_them_scores(tmp_path: Path) -> None:
+    root = tmp_path / "spider"
+    make_bird(tmp_path / "bird")  # reuse its database, laid out as Spider's database/<db>/<db>.sqlite
+    (root / "database" / "shop").mkdir(parents=True)
+    (tmp_path / "bird" / "dev_databases" / "shop" / "shop.sqlite").rename(root / "database" / "shop" / "shop.sqlite")
+    examples = [
+        {"db_id": "shop", "question": "Who are the premium clients?",
+         "query": ["SELECT name FROM client WHERE tier = 'gold'", "SELECT name, tier FROM client WHERE tier = 'gold'"]},
+        {"db_id": "shop", "question": "How many purchases are there?",
+         "query": "SELECT COUNT(*) FROM purchase; SELECT COUNT(id) FROM purchase",
+         "query_alternatives": ["SELECT ghost FROM nowhere"]},
+    ]
+    (root / "train.json").write_text(json.dumps(examples))
+    out = tmp_path / "spider.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "spider", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    tasks = load_tasks(out)
+    assert tasks[0].verifier.params["alternatives"] == ["SELECT name, tier FROM client WHERE tier = 'gold'"]
+    assert tasks[1].verifier.params["alternatives"] == ["SELECT COUNT(id) FROM purchase"]
+    assert "spider-train-00001: alternative gold 2 left out: SQLite error: no such table: nowhere" in result.output
+    assert not oracle_failures(out)
+    env = gym.make("SQL-v0", tasks=str(out))
+    env.reset(options={"task_id": tasks[0].id})
+    _, reward, *_ = env.step({"name": "submit", "arguments": {"sql": "SELECT name, tier FROM client WHERE id != 2"}})
+    assert reward == 1.0
+    env.close()

@@ -8,6 +8,12 @@ so `gym.make("SQL-v0", tasks="T.jsonl")` runs them where the files are.
 Spider: `*.json` lists of `{"db_id", "question", "query"}` and `database/<db_id>/<db_id>.sqlite`.
 BIRD: `*.json` lists of `{"db_id", "question", "evidence", "SQL", "difficulty"}` and databases under
 `dev_databases/`, `train_databases/` or `database/` as `<db_id>/<db_id>.sqlite`.
+
+Alternative golds (a question with several right queries) are read from, in this order: a list under the
+gold key (`"query": [sql, ...]` / `"SQL": [...]`, the first is the gold); a gold string holding several
+statements separated by `;` (defog's style); and a list or string under `query_alternatives`,
+`SQL_alternatives` or `alternatives`. They go to `verifier.params.alternatives`; a submission matching any
+gold scores 1. An alternative that fails to run is left out and reported; the task keeps its other golds.
 """
 
 from __future__ import annotations
@@ -23,9 +29,9 @@ import click
 
 from agentgym import Task, VerifierSpec, save_tasks
 
-from .data.engines import SqlError, SqliteEngine
+from .data.engines import SqlError, SqliteEngine, split_statements
 from .tasks import prompt_for
-from .verify import normalize_rows
+from .verify import ANSWER_FORMAT, normalize_rows
 
 MAX_STORED_ROWS = 1000  # larger gold results are recomputed at verification instead of stored
 DATABASE_FOLDERS = ("database", "dev_databases", "train_databases", "databases", "test_databases")
@@ -38,6 +44,29 @@ class ImportReport:
 
     tasks: list[Task] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (example id, reason)
+    warnings: list[tuple[str, str]] = field(default_factory=list)  # (example id, an alternative left out)
+
+
+ALTERNATIVE_KEYS = ("query_alternatives", "SQL_alternatives", "alternatives")
+
+
+def gold_queries(record: dict[str, Any], gold_key: str) -> list[str] | None:
+    """Every gold query of a record (the gold first, then its alternatives), or None without a usable gold."""
+    value = record.get(gold_key)
+    if isinstance(value, str):
+        golds = split_statements(value)
+    elif isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        golds = [statement for item in value for statement in split_statements(item)]
+    else:
+        return None
+    for key in ALTERNATIVE_KEYS:
+        extra = record.get(key)
+        if isinstance(extra, str):
+            extra = [extra]
+        if isinstance(extra, list):
+            golds += [statement for item in extra if isinstance(item, str) for statement in split_statements(item)]
+    unique = list(dict.fromkeys(golds))
+    return unique or None
 
 
 def find_database(root: Path, db_id: str) -> Path | None:
@@ -87,6 +116,11 @@ def orders_result(sql: str) -> bool:
     return False
 
 
+def match_for(kind: str, gold: str) -> str:
+    """BIRD scores sets; Spider scores order where its gold has a top-level ORDER BY."""
+    return "set" if kind == "bird" else ("ordered" if orders_result(gold) else "set")
+
+
 def import_examples(root: Path, examples: Iterable[tuple[str, str, dict[str, Any]]], *, kind: str,
                     timeout_s: float = 30.0) -> ImportReport:
     """Validate and convert examples given as (id, split, record) into tasks."""
@@ -95,10 +129,12 @@ def import_examples(root: Path, examples: Iterable[tuple[str, str, dict[str, Any
     gold_key = "query" if kind == "spider" else "SQL"
     try:
         for example_id, split, record in examples:
-            db_id, question, gold = record.get("db_id"), record.get("question"), record.get(gold_key)
-            if not (isinstance(db_id, str) and isinstance(question, str) and isinstance(gold, str)):
+            db_id, question = record.get("db_id"), record.get("question")
+            golds = gold_queries(record, gold_key)
+            if not (isinstance(db_id, str) and isinstance(question, str) and golds):
                 report.failures.append((example_id, f"missing db_id, question or {gold_key}"))
                 continue
+            gold, alternatives = golds[0], []
             database = find_database(root, db_id)
             if database is None:
                 report.failures.append((example_id, (f"database {db_id!r} not found under "
@@ -110,20 +146,29 @@ def import_examples(root: Path, examples: Iterable[tuple[str, str, dict[str, Any
             except SqlError as error:
                 report.failures.append((example_id, f"gold query fails: {error}"))
                 continue
+            for number, alternative in enumerate(golds[1:], start=1):
+                try:
+                    engine.execute(alternative, max_rows=1)
+                except SqlError as error:
+                    report.warnings.append((example_id, f"alternative gold {number} left out: {error}"))
+                    continue
+                alternatives.append(alternative)
+            params: dict[str, Any] = {"match": match_for(kind, gold), "mode": "sql"}
+            if alternatives:
+                params["alternatives"] = alternatives
             evidence = (record.get("evidence") or "").strip() or None
             difficulty = record.get("difficulty") if kind == "bird" else spider_difficulty(gold)
             if difficulty not in BIRD_LEVELS:
                 difficulty = spider_difficulty(gold)
-            match = "set" if kind == "bird" else ("ordered" if orders_result(gold) else "set")
             report.tasks.append(Task(
                 id=example_id, domain="sql", family=kind, split=split,
                 prompt=prompt_for(db_id, question.strip(), evidence, answer_mode=False),
                 answer=rows if len(rows) <= MAX_STORED_ROWS else None,
                 solution=[{"name": "submit", "arguments": {"sql": gold}}],
-                verifier=VerifierSpec(name="sql_execution", params={"match": match, "mode": "sql"}),
+                verifier=VerifierSpec(name="sql_execution", params=params),
                 metadata={"database_path": str(database), "db_id": db_id, "dialect": "sqlite",
                           "gold_sql": {"sqlite": gold}, "question": question.strip(), "evidence": evidence,
-                          "source": kind},
+                          "source": kind, "answer_format": ANSWER_FORMAT},
                 difficulty=difficulty,
             ))
     finally:
@@ -160,6 +205,10 @@ def _run(kind: str, source: Path, out: Path) -> None:
     if report.failures:
         click.echo(f"left out {len(report.failures)} examples whose gold query does not run:")
         for example_id, reason in report.failures:
+            click.echo(f"  {example_id}: {reason}")
+    if report.warnings:
+        click.echo(f"left out {len(report.warnings)} alternative golds that do not run:")
+        for example_id, reason in report.warnings:
             click.echo(f"  {example_id}: {reason}")
 
 

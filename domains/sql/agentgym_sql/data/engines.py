@@ -99,8 +99,28 @@ def check_query(sql: object) -> str:
     return text
 
 
+def split_statements(text: str) -> list[str]:
+    """The statements of `text`, split at semicolons outside strings, identifiers and comments."""
+    statements: list[str] = []
+    rest = text
+    while True:
+        cut = _statement_end(rest)
+        if cut is None:
+            break
+        statements.append(rest[:cut])
+        rest = rest[cut + 1:]
+    statements.append(rest)
+    return [statement.strip() for statement in statements if statement.strip()]
+
+
 def _has_several_statements(text: str) -> bool:
     """True when a semicolon outside strings, identifiers and comments separates two statements."""
+    cut = _statement_end(text)
+    return cut is not None and bool(text[cut + 1:].strip())
+
+
+def _statement_end(text: str) -> int | None:
+    """Index of the first semicolon outside strings, identifiers and comments, or None."""
     quote: str | None = None
     index, length = 0, len(text)
     while index < length:
@@ -117,9 +137,9 @@ def _has_several_statements(text: str) -> bool:
             end = text.find("*/", index + 2)
             index = length if end < 0 else end + 1
         elif char == ";":
-            return bool(text[index + 1:].strip())
+            return index
         index += 1
-    return False
+    return None
 
 
 class Engine:
