@@ -264,6 +264,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._reward = 0.0
         self._calls: dict[str, int] = {}
         self._failures: dict[str, int] = {}
+        self._invocations = 0  # calls of the public tool methods (what TRL made), for the trainer's cut counts
 
     def __reduce__(self) -> tuple[Any, tuple[()]]:
         return type(self), ()
@@ -278,7 +279,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._tool_env.task_set.get(task_id)  # an unknown id fails here, not at the first tool call
         self._task_id = task_id
         self._started, self._done, self._submitted, self._reward = False, False, False, 0.0
-        self._calls, self._failures = {}, {}
+        self._calls, self._failures, self._invocations = {}, {}, 0
         if self._code_runner is not None:
             self._code_runner.reset()
 
@@ -346,6 +347,7 @@ def _make_tool_method(signature: FlatSignature) -> Callable[..., str]:
     name = signature.tool.name
 
     def call_tool(self: AgentGymEnvironment, **arguments: Any) -> str:
+        self._invocations += 1
         return self._step(name, signature.nest(arguments))
 
     call_tool.__name__ = name
@@ -367,6 +369,7 @@ def _execute_code_method() -> Callable[..., str]:
         """
         from agentgym_baselines.codeact import CodeRunFailed
 
+        self._invocations += 1
         self._begin()
         if self._done:
             raise EpisodeOver("the episode is over (the answer was submitted or the turn limit was reached); "

@@ -26,8 +26,14 @@ _SHARED_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--learning-rate", type=float, default=None,
                  help="Default: TRL's (1e-6), or 1e-3 for tiny:random."),
     click.option("--max-completion-length", type=int, default=None,
-                 help="Token budget of a whole episode: turns plus tool results (default 512)."),
-    click.option("--max-tool-calls", type=int, default=None, help="Tool-calling rounds per episode (default 10)."),
+                 help="Token budget of a whole episode: turns plus tool results (default 512; tool results "
+                      "are then cut to fit, see docs/baselines.md)."),
+    click.option("--max-tool-calls", type=int, default=None,
+                 help="Tool-calling rounds per episode (default: the env's max_turns)."),
+    click.option("--code-sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True,
+                 help="CodeAct: sandbox backend the model's code blocks run in."),
+    click.option("--allow-weak-isolation", is_flag=True,
+                 help="CodeAct: let --code-sandbox auto use the local backend (weaker isolation) without Docker."),
     click.option("--save-steps", type=int, default=None, help="Checkpoint every N steps (default 100)."),
     click.option("--seed", type=int, default=0, show_default=True),
     click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --output."),
@@ -71,6 +77,7 @@ def _run(method: str, options: dict[str, Any], extra: dict[str, Any]) -> None:
         codeact=options["codeact"], split=options["split"] or None,
         env_kwargs=parse_assignments(tuple(options["env_args"])), config=config, seed=options["seed"],
         resume=options["resume"], use_vllm=options["use_vllm"],
+        allow_weak_isolation=options["allow_weak_isolation"], code_sandbox=options["code_sandbox"],
     )
     try:
         summary = run_training(settings)

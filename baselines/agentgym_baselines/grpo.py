@@ -4,20 +4,65 @@ Beyond TRL's own metrics (`reward`, `rewards/<EnvClass>/mean`, `completions/mean
 tokens only, `tools/call_frequency`, `tools/failure_frequency`), each generation batch logs:
 - `episodes/assistant_turns`: assistant turns per episode (runs of model tokens between tool results);
 - `episodes/submitted`: fraction of episodes that called the terminal tool;
-- `tools/<name>/calls`: calls of each tool per episode, and `tools/<name>/failures`: the fraction that failed.
+- `tools/<name>/calls`: calls of each tool per episode, and `tools/<name>/failures`: the fraction that failed;
+- `episodes/cut_by_budget`: fraction of rollouts TRL ended because a tool result would not fit in
+  `max_completion_length` (the tool ran, its result was dropped); `episodes/cut_by_tool_limit`: fraction ended
+  with a tool call still unanswered at `max_tool_calling_iterations`.
 In CodeAct mode (`codeact=True`) the tokenizer reads ```python blocks as `execute_code` calls.
+
+The cut counts read TRL's `_tool_call_loop` result, an internal: `check_trl_internals()` (run at construction)
+fails loudly on a TRL whose internals moved, and `baselines/pyproject.toml` pins the TRL release it was written for.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import torch
+import trl
 from trl import GRPOTrainer
 
 from agentgym_baselines.adapter import AgentGymEnvironment
 from agentgym_baselines.codeact import enable_codeact_parsing
 from agentgym_baselines.turns import turns_per_completion
+
+
+TRL_VERSION = "1.16.0"  # the release whose internals this module and ttopd.py override; pinned in pyproject.toml
+# GRPOTrainer methods overridden or called here and in ttopd.py, with the parameters relied on.
+TRL_INTERNALS: dict[str, tuple[str, ...]] = {
+    "_generate_and_score_completions": ("inputs",),
+    "_tool_call_loop": ("prompts", "prompt_ids", "completion_ids", "completions", "logprobs", "images",
+                        "multimodal_fields"),
+    "_get_per_token_logps_and_entropies": ("model", "input_ids", "attention_mask", "logits_to_keep"),
+    "_compute_loss": ("model", "inputs"),
+    "_tokenize_prompts": ("prompts",),
+    "_save_checkpoint": ("model", "trial"),
+}
+TOOL_LOOP_RESULT = ("tool_mask", "completions", "completion_ids", "logprobs", "tool_call_count",
+                    "tool_failure_count", "tool_images")
+
+
+def check_trl_internals() -> None:
+    """Raise RuntimeError naming what moved when TRL's internals differ from those this package overrides."""
+    problems = []
+    if trl.__version__ != TRL_VERSION:
+        problems.append(f"trl {trl.__version__} is installed, these trainers were written for trl {TRL_VERSION}")
+    for name, expected in TRL_INTERNALS.items():
+        method = getattr(GRPOTrainer, name, None)
+        if method is None:
+            problems.append(f"GRPOTrainer.{name} is gone")
+            continue
+        parameters = list(inspect.signature(method).parameters)[1:]
+        if tuple(parameters[:len(expected)]) != expected:
+            problems.append(f"GRPOTrainer.{name}{tuple(parameters)} no longer starts with {expected}")
+    source = inspect.getsource(GRPOTrainer._tool_call_loop)
+    if "return " + ", ".join(TOOL_LOOP_RESULT) not in " ".join(source.split()):
+        problems.append(f"GRPOTrainer._tool_call_loop no longer returns {TOOL_LOOP_RESULT}")
+    if problems:
+        raise RuntimeError("agentgym_baselines overrides TRL internals that moved: " + "; ".join(problems)
+                           + f". Install the pinned release (pip install trl=={TRL_VERSION}) or update "
+                           "agentgym_baselines.grpo / ttopd for the new TRL.")
 
 
 class AgentGRPOTrainer(GRPOTrainer):
@@ -31,10 +76,29 @@ class AgentGRPOTrainer(GRPOTrainer):
     """
 
     def __init__(self, *args: Any, codeact: bool = False, **kwargs: Any) -> None:
+        check_trl_internals()
         super().__init__(*args, **kwargs)
         self.codeact = codeact
+        self._cuts: tuple[list[bool], list[bool]] | None = None
         if codeact:
             enable_codeact_parsing(self._tokenizer)
+
+    def _tool_call_loop(self, *args: Any, **kwargs: Any) -> Any:
+        result = super()._tool_call_loop(*args, **kwargs)
+        completions = result[TOOL_LOOP_RESULT.index("completions")]
+        environments = list(self.environments or [])
+        budget, limit = [], []
+        for index, messages in enumerate(completions):
+            last = messages[-1] if messages else {}
+            unanswered = last.get("role") == "assistant" and bool(last.get("tool_calls"))
+            answered = sum(1 for message in messages if message.get("role") == "tool")
+            environment = environments[index] if index < len(environments) else None
+            made = environment._invocations if isinstance(environment, AgentGymEnvironment) else answered
+            # TRL ran the tools of the last message, then dropped their results: more calls than results seen.
+            budget.append(unanswered and made > answered)
+            limit.append(unanswered and made <= answered)
+        self._cuts = (budget, limit)
+        return result
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         output = super()._generate_and_score_completions(inputs)
@@ -46,6 +110,11 @@ class AgentGRPOTrainer(GRPOTrainer):
         metrics = self._metrics[mode]
         turns = turns_per_completion(output["completion_mask"], output.get("tool_mask")).float()
         metrics["episodes/assistant_turns"].append(self.accelerator.gather(turns).mean().item())
+        if self._cuts is not None:
+            budget, limit = self._cuts
+            self._cuts = None
+            metrics["episodes/cut_by_budget"].append(sum(budget) / max(len(budget), 1))
+            metrics["episodes/cut_by_tool_limit"].append(sum(limit) / max(len(limit), 1))
         candidates: list[Any] = list(self.environments or [])
         environments = [e for e in candidates if isinstance(e, AgentGymEnvironment)]
         if not environments:

@@ -96,7 +96,7 @@ def build_tiny_model(seed: int = 0, *, hidden_size: int = 64, layers: int = 2) -
         num_attention_heads=4,
         num_key_value_heads=2,
         head_dim=16,
-        max_position_embeddings=2048,
+        max_position_embeddings=8192,  # rotary positions: room for FHIR-v0 and CLI-v0 prompts with their tool schemas
         tie_word_embeddings=True,
         bos_token_id=None,
         eos_token_id=tokenizer.eos_token_id,

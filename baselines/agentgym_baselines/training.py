@@ -1,9 +1,19 @@
 """Building and running a GRPO or TT-OPD run from plain settings (what `agentgym train` calls).
 
 `run_training(RunSettings(...))` loads the model (`tiny:random` or a path / hub id already on disk), builds the
-task dataset and the environment class, picks the device settings (CUDA and bf16 when present, TRL's vLLM
-generation when vLLM is installed and a GPU is there), trains, writes `metrics.jsonl` (every logged step) and the
-final model to the output folder, and returns a summary.
+task dataset and the environment class, picks the device settings (CUDA and bf16 mixed precision when present,
+TRL's vLLM generation when vLLM is installed and a GPU is there), trains, writes `metrics.jsonl` (every logged
+step) and the final model to the output folder, and returns a summary.
+
+Before training, the settings are fitted to the env (`fit_to_env`):
+- an env with a sandbox pool (`pool_size`, CLI-v0) gets one sandbox per rollout of a generation batch, since TRL
+  starts every rollout of a batch before it generates;
+- `max_tool_calling_iterations` is the env's `max_turns` unless set;
+- the completion budget (`max_completion_length`, tokens of the whole episode) is checked against the largest tool
+  result the env can return. TRL drops a tool result that would overflow the budget and ends the rollout there,
+  silently, so when the user set neither, the env's `output_limit` is lowered to fit half the budget (the model
+  sees a result that says it was cut); when the user set one, a warning names the flag to change. The
+  `episodes/cut_by_budget` metric counts rollouts that were ended this way.
 """
 
 from __future__ import annotations
@@ -12,11 +22,15 @@ import dataclasses
 import importlib.util
 import json
 import os
+import logging
+import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import get_last_checkpoint
@@ -27,7 +41,13 @@ from agentgym_baselines.grpo import AgentGRPOTrainer, device_settings
 from agentgym_baselines.tiny import TINY_MODEL_SPEC, build_tiny_model
 from agentgym_baselines.ttopd import TTOPDConfig, TTOPDTrainer
 
+from agentgym.env import ToolEnv
+
+logger = logging.getLogger(__name__)
+
 METRICS_FILE = "metrics.jsonl"
+DEFAULT_MAX_COMPLETION_LENGTH = 512
+TOOL_RESULT_SHARE = 0.5  # of the completion budget one tool result may fill when the output cap is chosen for it
 
 
 @dataclass
@@ -45,6 +65,8 @@ class RunSettings:
     seed: int = 0
     resume: bool = False
     use_vllm: bool | None = None  # None: when vLLM is installed and CUDA is present
+    allow_weak_isolation: bool = False  # CodeAct: let "auto" run blocks in the local sandbox without Docker
+    code_sandbox: str = "auto"  # CodeAct: sandbox backend of the blocks
 
 
 class MetricsFile(TrainerCallback):
@@ -69,15 +91,18 @@ class MetricsFile(TrainerCallback):
 
 
 def load_model(spec: str, seed: int = 0) -> tuple[Any, Any]:
-    """`(model, tokenizer)` for `tiny:random` or a local path / cached hub id (nothing is downloaded here)."""
+    """`(model, tokenizer)` for `tiny:random` or a local path / cached hub id (nothing is downloaded here).
+
+    The weights are loaded in float32 whatever the checkpoint's dtype: they are the optimizer's master weights;
+    on CUDA the trainer computes in bf16 under autocast (`bf16=True`), so small updates are not rounded away.
+    """
     if spec == TINY_MODEL_SPEC:
         return build_tiny_model(seed)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    dtype = torch.bfloat16 if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else torch.float32
     try:
         tokenizer = AutoTokenizer.from_pretrained(spec)
-        model = AutoModelForCausalLM.from_pretrained(spec, dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(spec, dtype=torch.float32)
     except OSError as error:
         raise FileNotFoundError(f"cannot load model {spec!r} ({error}); pass a folder with a saved model and "
                                 f"tokenizer, or --model {TINY_MODEL_SPEC} for a smoke run") from None
@@ -108,8 +133,7 @@ def make_config(settings: RunSettings) -> GRPOConfig:
         "seed": settings.seed,
         "num_generations": 8,
         "per_device_train_batch_size": 8,
-        "max_completion_length": 512,
-        "max_tool_calling_iterations": 10,
+        "max_completion_length": DEFAULT_MAX_COMPLETION_LENGTH,
         "log_completions": False,
     }
     values.update(device_settings())
@@ -124,6 +148,67 @@ def make_config(settings: RunSettings) -> GRPOConfig:
     return config_class(**values)
 
 
+def _tool_result_limit(env: ToolEnv, codeact: bool) -> tuple[int, str]:
+    """(most characters one tool result can have, the tool that returns it) under the env's caps."""
+    if codeact:
+        return env.output_limit, "execute_code"
+    limits = {name: min(getattr(item, "output_limit", env.output_limit), env.output_limit)
+              for name, item in env.tools.items()}
+    name = max(limits, key=lambda key: limits[key])
+    return limits[name], name
+
+
+def _chars_per_token(tokenizer: Any, env: ToolEnv) -> float:
+    """How many characters of this env's text one token of `tokenizer` holds (from its prompt and tools)."""
+    sample = env.system_prompt + "\n" + "\n".join(f"{item.name}: {item.description}" for item in env.tools.values())
+    tokens = len(tokenizer(sample, add_special_tokens=False)["input_ids"]) or 1
+    return max(len(sample) / tokens, 1.0)
+
+
+def fit_to_env(settings: RunSettings, config: GRPOConfig, tokenizer: Any) -> list[str]:
+    """Fit the env kwargs and `config` to the env (see the module docstring); returns the notes it made.
+
+    Changes `settings.env_kwargs` and `config` in place.
+    """
+    notes: list[str] = []
+    probe = gym.make(settings.env_id, **settings.env_kwargs)
+    try:
+        env = probe.unwrapped
+        if not isinstance(env, ToolEnv):
+            raise TypeError(f"{settings.env_id} is not an agentgym ToolEnv (got {type(env).__name__})")
+        rollouts = int(getattr(config, "generation_batch_size", None) or config.per_device_train_batch_size)
+        if hasattr(env, "pool_size") and "pool_size" not in settings.env_kwargs and env.pool_size < rollouts:
+            settings.env_kwargs["pool_size"] = rollouts
+            notes.append(f"pool_size={rollouts}: one sandbox per rollout of a generation batch")
+        if "max_tool_calling_iterations" not in settings.config:
+            config.max_tool_calling_iterations = env.max_turns
+        budget = int(config.max_completion_length)
+        chars, tool_name = _tool_result_limit(env, settings.codeact)
+        ratio = _chars_per_token(tokenizer, env)
+        needed = math.ceil(chars / ratio)
+        if needed >= budget:
+            fitted = int(budget * TOOL_RESULT_SHARE * ratio)
+            user_budget = "max_completion_length" in settings.config
+            user_cap = "output_limit" in settings.env_kwargs
+            if not user_budget and not user_cap:
+                settings.env_kwargs["output_limit"] = fitted
+                notes.append(f"output_limit={fitted}: tool results are cut to fit half of the {budget}-token "
+                             f"completion budget (a full {tool_name} result, up to {chars} characters, is about "
+                             f"{needed} tokens); raise --max-completion-length or pass --env-arg output_limit=N")
+            else:
+                message = (f"{settings.env_id}: one {tool_name} result can be {chars} characters (about {needed} "
+                           f"tokens), but the whole episode's completion budget is {budget} tokens; TRL drops a "
+                           f"tool result that does not fit and ends the rollout. Raise --max-completion-length "
+                           f"(above {needed * 2}) or lower the cap with --env-arg output_limit={fitted}")
+                warnings.warn(message, stacklevel=2)
+                notes.append(message)
+    finally:
+        probe.close()
+    for note in notes:
+        logger.warning("agentgym train: %s", note)
+    return notes
+
+
 def build_trainer(settings: RunSettings, model: Any = None, tokenizer: Any = None) -> AgentGRPOTrainer:
     """The trainer for `settings` (a `TTOPDTrainer` for method "ttopd"). Pass `model`/`tokenizer` to skip loading."""
     if settings.method not in ("grpo", "ttopd"):
@@ -132,12 +217,16 @@ def build_trainer(settings: RunSettings, model: Any = None, tokenizer: Any = Non
     if model is None or tokenizer is None:
         model, tokenizer = load_model(settings.model, settings.seed)
     config = make_config(settings)
+    settings.env_kwargs = dict(settings.env_kwargs)
+    notes = fit_to_env(settings, config, tokenizer)
     dataset = task_dataset(settings.env_id, split=settings.split, codeact=settings.codeact, **settings.env_kwargs)
-    factory = environment_factory(settings.env_id, codeact=settings.codeact, **settings.env_kwargs)
+    factory = environment_factory(settings.env_id, codeact=settings.codeact, code_sandbox=settings.code_sandbox,
+                                  allow_weak_isolation=settings.allow_weak_isolation, **settings.env_kwargs)
     trainer_class = TTOPDTrainer if settings.method == "ttopd" else AgentGRPOTrainer
     trainer = trainer_class(model=model, processing_class=tokenizer, args=config, train_dataset=dataset,
                             environment_factory=factory, codeact=settings.codeact)
     trainer.add_callback(MetricsFile(Path(settings.output_dir) / METRICS_FILE))
+    trainer.fit_notes = notes
     return trainer
 
 
@@ -168,6 +257,8 @@ def run_training(settings: RunSettings) -> dict[str, Any]:
         "last_reward": history[-1]["reward"] if history else None,
         "device": "cuda" if torch.cuda.is_available() else "cpu",
         "vllm": bool(getattr(trainer.args, "use_vllm", False)),
+        "cut_by_budget": [entry.get("episodes/cut_by_budget") for entry in history],
+        "notes": getattr(trainer, "fit_notes", []),
     }
     if isinstance(trainer, TTOPDTrainer):
         summary["teacher_updates"] = len(trainer.teacher_updates)

@@ -260,7 +260,8 @@ def test_codeact_grpo_runs_python_blocks(tmp_path: Path) -> None:
 
 
 def test_grpo_step_on_sql_env_with_the_oracle_solution(tmp_path: Path) -> None:
-    """The real SQL-v0 env: one rollout per group replays the task's solution, the others submit a wrong query."""
+    """The real SQL-v0 env: one rollout per group replays the task's solution, the others submit a wrong answer
+    through the task's own terminal tool."""
     if "SQL-v0" not in {record.id for record in agentgym.registered()}:
         if os.environ.get("CI"):  # make install puts every distribution in; missing is a failure
             pytest.fail("CI installs every distribution, but an env is missing: run make install")
@@ -272,7 +273,10 @@ def test_grpo_step_on_sql_env_with_the_oracle_solution(tmp_path: Path) -> None:
         task = tasks[prompt.split("<|im_start|>user\n", 1)[1].split("<|im_end|>", 1)[0]]
         responses = prompt.count("<tool_response>")
         if responses == 0:
-            return tool_call(**task.solution[0]) if row == 0 else tool_call("submit", {"sql": "SELECT 1"})
+            if row == 0:
+                return tool_call(**task.solution[0])
+            final = task.solution[-1]  # the task's own terminal tool, with a wrong value in every argument
+            return tool_call(final["name"], {key: "SELECT 1" for key in final["arguments"]})
         if "SELECT 1" in prompt.split("<|im_start|>assistant")[-2] or responses >= len(task.solution):
             return "Done."
         return tool_call(**task.solution[responses])
