@@ -75,7 +75,8 @@ def register(
     # Gymnasium's passive checker breaks an env whose first reset raised (its saved state stays None); our
     # envs are checked by `agentgym check` instead. A plugin may still ask for it.
     gym_options.setdefault("disable_env_checker", True)
-    gym.register(id=id, entry_point=EnvFactory(entry_point), kwargs=dict(kwargs or {}), **gym_options)
+    gym.register(id=id, entry_point=EnvFactory(entry_point, env_id=id, defaults=kwargs), kwargs=dict(kwargs or {}),
+                 **gym_options)
     _RECORDS[id] = EnvRecord(
         id=id,
         entry_point=entry_point if isinstance(entry_point, str) else f"{entry_point.__module__}:{entry_point.__name__}",
@@ -88,23 +89,46 @@ def register(
 
 class EnvFactory:
     """What Gymnasium calls to build a registered env: imports the entry point at `gym.make` time and applies
-    the options every agentgym env accepts (`perturb=[...]`, `perturb_seed=N`)."""
+    the options every agentgym env accepts (`perturb=[...]`, `perturb_seed=N`, `remote="ws://host:port"`).
 
-    def __init__(self, entry_point: str | Any) -> None:
+    With `remote=URL` (and optionally `remote_token=...`) the env runs on an `agentgym serve` server and this
+    returns an `agentgym.serving.RemoteEnv` connected to it; the env's own arguments are then the server's.
+    """
+
+    def __init__(self, entry_point: str | Any, *, env_id: str | None = None,
+                 defaults: dict[str, Any] | None = None) -> None:
         self.entry_point = entry_point
+        self.env_id = env_id
+        self.defaults = dict(defaults or {})
 
     def __call__(self, **kwargs: Any) -> gym.Env[Any, Any]:
         perturb = kwargs.pop("perturb", None)
         perturb_seed = int(kwargs.pop("perturb_seed", 0))
         perturb_rate = float(kwargs.pop("perturb_rate", 0.3))
-        builder = resolve_callable(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
-        env: gym.Env[Any, Any] = builder(**kwargs)
+        remote = kwargs.pop("remote", None)
+        remote_token = kwargs.pop("remote_token", None)
+        env: gym.Env[Any, Any]
+        if remote is not None:
+            env = self._remote(str(remote), remote_token, kwargs)
+        else:
+            builder = resolve_callable(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
+            env = builder(**kwargs)
         if perturb:
             from agentgym.wrappers import Perturb
 
             kinds = [perturb] if isinstance(perturb, str) else list(perturb)
             env = Perturb(env, kinds, seed=perturb_seed, rate=perturb_rate)
         return env
+
+    def _remote(self, url: str, token: str | None, kwargs: dict[str, Any]) -> gym.Env[Any, Any]:
+        # Gymnasium passes the registered defaults along with the user's arguments; only the user's are refused.
+        chosen = sorted(key for key, value in kwargs.items() if key not in self.defaults or self.defaults[key] != value)
+        if chosen:
+            raise TypeError(f"with remote=..., the env is made on the server: give {', '.join(chosen)} there "
+                            f"(agentgym serve {self.env_id or 'ENV'} --env-arg KEY=VALUE)")
+        from agentgym.serving.remote import RemoteEnv
+
+        return RemoteEnv(url, env_id=self.env_id, token=token)
 
 
 def _distribution_name(entry_point: metadata.EntryPoint) -> str:

@@ -22,11 +22,15 @@ logger = logging.getLogger(__name__)
 # Exceptions whose message the client may read: they describe the client's own mistake (a step before reset, an
 # unknown task id, a bad option). Anything else is a server fault, logged here and answered with its type only,
 # so an error can never carry server-side state to the client.
-CLIENT_ERRORS: tuple[type[Exception], ...] = (RuntimeError, KeyError, ValueError, TypeError, IndexError)
+CLIENT_ERRORS: tuple[type[Exception], ...] = (RuntimeError, KeyError, ValueError, TypeError, IndexError,
+                                              gym.error.ResetNeeded)
 
 
 CLOSED_BY_SERVER = ("this session was closed by the server (idle longer than the server's --idle-timeout, or "
                     "closed by its client)")
+
+
+_SPEC_WRAPPERS = (gym.wrappers.OrderEnforcing, gym.wrappers.TimeLimit, gym.wrappers.PassiveEnvChecker)
 
 
 class SessionError(Exception):
@@ -108,7 +112,13 @@ class GymSession(Environment[GymAction, Observation, State]):
     def __init__(self, env_id: str, env_args: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.env_id = env_id
-        self.env: gym.Env[Any, Any] = gym.make(env_id, **dict(env_args or {}))
+        self._made: gym.Env[Any, Any] = gym.make(env_id, **dict(env_args or {}))
+        # The wrappers Gymnasium adds from the env's spec (order check, time limit) are applied again around the
+        # client's RemoteEnv by its own gym.make; stepping inside them here would apply them twice.
+        env = self._made
+        while isinstance(env, _SPEC_WRAPPERS):
+            env = env.env
+        self.env: gym.Env[Any, Any] = env
         self.episode_id: str | None = None
         self.turns = 0
         self.closed = False
@@ -162,7 +172,7 @@ class GymSession(Environment[GymAction, Observation, State]):
             return
         self.closed = True
         self.closed_reason = reason
-        self.env.close()
+        self._made.close()
 
     # ----------------------------------------------------------------- internals
     def _check_open(self) -> None:

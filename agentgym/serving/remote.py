@@ -1,0 +1,181 @@
+"""`RemoteEnv`: a Gymnasium env whose episodes run on an `agentgym serve` server.
+
+`gym.make("SQL-v0", remote="ws://host:port")` returns one. Its `reset`, `step`, `info`, rewards and `close` are
+those of the served env: the server steps its own env instance for this connection and sends back exactly what
+that env returned. The connection speaks OpenEnv's WebSocket protocol, so any OpenEnv server of an agentgym env
+works. Only `websockets` and `httpx` are needed on this side.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+from contextlib import ExitStack
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import gymnasium as gym
+import gymnasium.error
+import httpx
+from websockets.exceptions import ConnectionClosed, InvalidStatus, WebSocketException
+from websockets.sync.client import ClientConnection, connect
+
+from agentgym.spaces import UnicodeText
+
+TOKEN_VARIABLE = "AGENTGYM_SERVE_TOKEN"
+# Errors the server reports with their type (see agentgym.serving.session): raised here as the same type.
+_RAISED_AS: dict[str, type[Exception]] = {
+    **{name: getattr(builtins, name) for name in ("RuntimeError", "KeyError", "ValueError", "TypeError", "IndexError")},
+    "ResetNeeded": gymnasium.error.ResetNeeded,
+}
+
+
+class RemoteEnvError(ConnectionError):
+    """The server could not be reached, refused the connection, or answered something that is not the protocol."""
+
+
+def _urls(url: str) -> tuple[str, str]:
+    """(http base, ws endpoint) for "ws://h:p", "http://h:p", "h:p", with or without a trailing /ws."""
+    if "://" not in url:
+        url = "ws://" + url
+    parts = urlsplit(url)
+    scheme = {"ws": "ws", "http": "ws", "wss": "wss", "https": "wss"}.get(parts.scheme)
+    if scheme is None or not parts.hostname:
+        raise ValueError(f"remote={url!r} is not a server address; use ws://HOST:PORT (as printed by agentgym serve)")
+    path = parts.path.rstrip("/")
+    if path.endswith("/ws"):
+        path = path[: -len("/ws")]
+    netloc = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
+    if ":" in parts.hostname:  # IPv6
+        netloc = f"[{parts.hostname}]" + ("" if parts.port is None else f":{parts.port}")
+    http = urlunsplit(("http" if scheme == "ws" else "https", netloc, path, "", ""))
+    return http, urlunsplit((scheme, netloc, path + "/ws", "", ""))
+
+
+class RemoteEnv(gym.Env[str, Any]):
+    """An env served by `agentgym serve`, used as if it were local.
+
+    Args:
+        url: The server, "ws://HOST:PORT" (http:// works too).
+        env_id: When given, the server must serve this env id (checked at connect, so a client never trains on
+            the wrong env by mistake).
+        token: The server's bearer token; by default `AGENTGYM_SERVE_TOKEN`.
+        connect_timeout: Seconds to wait for the server to accept.
+        message_timeout: Seconds to wait for one answer (a reset or a step, sandbox commands included).
+
+    Raises:
+        RemoteEnvError: the server is not there, refused the token, is busy, or serves another env.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012 (Gymnasium's convention)
+
+    def __init__(self, url: str, *, env_id: str | None = None, token: str | None = None,
+                 connect_timeout: float = 10.0, message_timeout: float = 600.0) -> None:
+        self.url = url
+        self.http_url, self.ws_url = _urls(url)
+        token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.message_timeout = message_timeout
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
+        self.tool_schemas: list[dict[str, Any]] = []
+        self._connection: ClientConnection | None = None
+        self._stack = ExitStack()
+        self._closed = False
+        self.server_env_id = self._check_server(env_id, connect_timeout)
+        try:
+            self._connection = self._stack.enter_context(connect(
+                self.ws_url, additional_headers=self._headers, open_timeout=connect_timeout, max_size=None,
+                compression=None))
+        except InvalidStatus as error:
+            raise RemoteEnvError(f"{self.ws_url} refused the session: HTTP {error.response.status_code}") from None
+        except (OSError, WebSocketException, TimeoutError) as error:
+            raise RemoteEnvError(f"could not open a session at {self.ws_url}: {error}") from None
+
+    def _check_server(self, env_id: str | None, timeout: float) -> str:
+        try:
+            response = httpx.get(self.http_url + "/metadata", headers=self._headers, timeout=timeout)
+        except httpx.HTTPError as error:
+            raise RemoteEnvError(f"no agentgym server answers at {self.http_url} ({error}); start one with "
+                                 f"`agentgym serve {env_id or 'ENV'} --port PORT`") from None
+        if response.status_code == 401:
+            raise RemoteEnvError(f"{self.http_url} refused the token: pass token=... or set {TOKEN_VARIABLE}")
+        if response.status_code != 200:
+            raise RemoteEnvError(f"{self.http_url}/metadata answered HTTP {response.status_code}")
+        served = str(response.json().get("name", ""))
+        if env_id is not None and served.split(":")[-1] != env_id.split(":")[-1]:
+            raise RemoteEnvError(f"the server at {self.url} serves {served!r}, not {env_id!r}")
+        return served
+
+    # ----------------------------------------------------------------- the Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        super().reset(seed=seed)
+        data: dict[str, Any] = {}
+        if seed is not None:
+            data["seed"] = seed
+        if options is not None:
+            data["options"] = options
+        observation = self._exchange({"type": "reset", "data": data})
+        info = observation["info"]
+        self.tool_schemas = list(info.get("tools", []))
+        return observation["text"], info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        payload = self._exchange({"type": "step", "data": {"type": "act", "action": action}}, reward=True)
+        return (payload["text"], float(payload["reward"]), bool(payload["terminated"]), bool(payload["truncated"]),
+                payload["info"])
+
+    def close(self) -> None:
+        """End the session on the server (its env is closed there). Safe to call any number of times."""
+        if self._closed:
+            return
+        self._closed = True
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                connection.send(json.dumps({"type": "close"}))
+                connection.recv(timeout=5)  # the server closes its side once the session's env is closed
+            except (ConnectionClosed, OSError, TimeoutError):
+                pass  # closed (what we wait for), or the server is gone already: nothing is left to close there
+        self._stack.close()
+        super().close()
+
+    # ----------------------------------------------------------------- internals
+    def _exchange(self, message: dict[str, Any], *, reward: bool = False) -> dict[str, Any]:
+        if self._closed or self._connection is None:
+            raise RuntimeError("this remote env is closed; make a new one")
+        try:
+            try:
+                self._connection.send(json.dumps(message))
+            except ConnectionClosed:
+                pass  # the server may have said why it closed (e.g. busy) before closing: read that below
+            raw = self._connection.recv(timeout=self.message_timeout)
+        except TimeoutError:
+            raise RemoteEnvError(f"{self.ws_url} did not answer within {self.message_timeout} s") from None
+        except ConnectionClosed as error:
+            raise RemoteEnvError(f"the server closed the session ({error}); make a new env to go on") from None
+        answer = json.loads(raw)
+        if answer.get("type") == "error":
+            self._raise(answer.get("data", {}))
+        if answer.get("type") != "observation":
+            raise RemoteEnvError(f"unexpected answer from {self.ws_url}: {str(answer)[:200]}")
+        data = answer["data"]
+        observation = dict(data["observation"])
+        if reward:
+            observation["reward"] = data.get("reward") or 0.0
+        return observation
+
+    @staticmethod
+    def _raise(error: dict[str, Any]) -> None:
+        message = str(error.get("message", "unknown error"))
+        code = error.get("code", "")
+        if code == "CAPACITY_REACHED":
+            raise RemoteEnvError(message)
+        if code == "VALIDATION_ERROR":
+            details = "; ".join(str(item.get("msg", item)) for item in error.get("errors", []))
+            raise TypeError(f"the server refused the action: {details or message}")
+        name, separator, rest = message.partition(": ")
+        if separator and name in _RAISED_AS:
+            raise _RAISED_AS[name](rest)
+        raise RuntimeError(message)

@@ -1,0 +1,73 @@
+"""`gym.make(ID, remote=URL)` behaves exactly as the local env: whole trajectories compared, errors included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+import agentgym  # noqa: F401  (registers the envs)
+from agentgym.serving.remote import RemoteEnvError
+from tests.serve.conftest import free_port
+
+
+def _episode_actions(env: gym.Env[Any, Any]) -> list[Any]:
+    """A mixed episode for the task just reset: garbage, a bad call, exploration, then the task's solution."""
+    solution = env.unwrapped.task.solution  # the test reads the gold; the agent under test never does
+    return ["this is not a tool call", {"name": "no_such_tool", "arguments": {}},
+            {"name": "list_tables", "arguments": {}}, '{"name": "describe_table", "arguments": {"table": 7}}',
+            *solution]
+
+
+def _run(env: gym.Env[Any, Any], seed: int, actions: list[Any]) -> list[Any]:
+    trajectory: list[Any] = [env.reset(seed=seed)]
+    for action in actions:
+        step = env.step(action)
+        trajectory.append(step)
+        if step[2] or step[3]:
+            break
+    return trajectory
+
+
+@pytest.mark.parametrize("seed", [0, 3, 11])
+def test_remote_trajectory_is_the_local_one(sql_server: str, seed: int) -> None:
+    local = gym.make("SQL-v0")
+    remote = gym.make("SQL-v0", remote=sql_server)
+    local.reset(seed=seed)
+    actions = _episode_actions(local)
+    expected = _run(local, seed, actions)
+    got = _run(remote, seed, actions)
+    assert got == expected
+    final = got[-1]
+    assert final[1] == 1.0 and final[2] is True and final[4]["reward_breakdown"]["answer"] == 1.0
+    # the next episode on the same connection is the local one too (same env instance semantics)
+    assert remote.reset(seed=seed + 1) == local.reset(seed=seed + 1)
+    local.close()
+    remote.close()
+    remote.close()  # idempotent, like the local env's
+
+
+def test_remote_errors_are_the_local_errors(sql_server: str) -> None:
+    local, remote = gym.make("SQL-v0"), gym.make("SQL-v0", remote=sql_server)
+    for env in (local, remote):  # no episode yet: Gymnasium's order check, then the env's own
+        with pytest.raises(gym.error.ResetNeeded):
+            env.step({"name": "list_tables", "arguments": {}})
+        with pytest.raises(RuntimeError, match="call reset"):
+            env.unwrapped.step({"name": "list_tables", "arguments": {}})
+    for env in (local, remote):
+        with pytest.raises(KeyError, match="no-such-task"):
+            env.reset(options={"task_id": "no-such-task"})
+    local.close()
+    remote.close()
+
+
+def test_remote_refuses_local_arguments_and_wrong_servers(sql_server: str) -> None:
+    with pytest.raises(TypeError, match="--env-arg"):
+        gym.make("SQL-v0", remote=sql_server, max_turns=3)
+    with pytest.raises(RemoteEnvError, match="serves 'SQL-v0', not 'CLI-v0'"):
+        gym.make("CLI-v0", remote=sql_server)
+    with pytest.raises(RemoteEnvError, match="no agentgym server answers"):
+        gym.make("SQL-v0", remote=f"ws://127.0.0.1:{free_port()}")
+    with pytest.raises(ValueError, match="not a server address"):
+        gym.make("SQL-v0", remote="ftp://127.0.0.1:1")
