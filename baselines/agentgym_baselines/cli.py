@@ -102,22 +102,26 @@ def grpo_command(**options: Any) -> None:
 @_shared
 @click.option("--kl-coef", type=float, default=None, help="λ, weight of the reverse KL to the teacher (4.0).")
 @click.option("--turns", "distill_turns", type=int, default=None,
-              help="K: distil the first K assistant turns; 0 = all (default 0).")
+              help="K: distil the first K assistant turns; 0 = all (default 2).")
+@click.option("--distill-only", is_flag=True, default=None,
+              help="Distillation-only pass: rollouts stop after K turns; the loss is the KL term alone.")
 @click.option("--ema-decay", type=float, default=None, help="β of the teacher's EMA (0.995).")
 @click.option("--ema-every", type=int, default=None, help="n: EMA update every n steps; 0 = never (5).")
-@click.option("--hard-copy-every", type=int, default=None, help="m: copy the student every m steps; 0 = never (0).")
+@click.option("--hard-copy-every", type=int, default=None, help="m: copy the student every m steps; 0 = never (30).")
 @click.option("--hint", type=click.Choice(["outcome", "answer", "none"]), default=None,
               help="Teacher-only hint: the verified outcome, the gold answer, or none (outcome).")
 @click.option("--hint-position", type=click.Choice(["system", "user", "end"]), default=None,
               help="Where the hint goes in the teacher's prompt (user).")
 @click.option("--negative-advantage", type=click.Choice(["flip", "keep", "skip"]), default=None,
               help="KL on negative-advantage trajectories: flip its sign, keep it, or skip it (flip).")
-def ttopd_command(kl_coef: float | None, distill_turns: int | None, ema_decay: float | None,
+def ttopd_command(kl_coef: float | None, distill_turns: int | None, distill_only: bool | None,
+                  ema_decay: float | None,
                   ema_every: int | None, hard_copy_every: int | None, hint: str | None, hint_position: str | None,
                   negative_advantage: str | None, **options: Any) -> None:
     """TT-OPD: GRPO plus turn-truncated reverse KL to an EMA teacher that sees the verified outcome."""
     _run("ttopd", options, {
-        "kl_coef": kl_coef, "distill_turns": distill_turns, "ema_decay": ema_decay, "ema_every": ema_every,
+        "kl_coef": kl_coef, "distill_turns": distill_turns, "distill_only": distill_only or None,
+        "ema_decay": ema_decay, "ema_every": ema_every,
         "hard_copy_every": hard_copy_every, "hint": hint, "hint_position": hint_position,
         "negative_advantage": negative_advantage,
     })

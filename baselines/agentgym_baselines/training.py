@@ -180,7 +180,7 @@ def fit_to_env(settings: RunSettings, config: GRPOConfig, tokenizer: Any) -> lis
         if hasattr(env, "pool_size") and "pool_size" not in settings.env_kwargs and env.pool_size < rollouts:
             settings.env_kwargs["pool_size"] = rollouts
             notes.append(f"pool_size={rollouts}: one sandbox per rollout of a generation batch")
-        if "max_tool_calling_iterations" not in settings.config:
+        if "max_tool_calling_iterations" not in settings.config and not getattr(config, "distill_only", False):
             config.max_tool_calling_iterations = env.max_turns
         budget = int(config.max_completion_length)
         chars, tool_name = _tool_result_limit(env, settings.codeact)

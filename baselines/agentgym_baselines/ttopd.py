@@ -5,10 +5,14 @@ between student and teacher, estimated with k1 = log π_S(y_t) − log π_T(y_t)
 sampled. Each mechanism is real and can be switched off on its own (`TTOPDConfig`):
 
 - turn truncation: the KL covers the model's tokens of the first `distill_turns` assistant turns (0: all);
-  prompt, tool-result and padding tokens are never in it (nor in the GRPO loss: TRL masks them);
+  prompt, tool-result and padding tokens are never in it (nor in the GRPO loss: TRL masks them). With
+  `distill_only=True` the rollouts themselves stop after K turns and the loss is the KL term alone (a
+  distillation-only pass: a rollout cut at K turns has no outcome for GRPO to score);
 - EMA teacher: a gradient-free copy of the student, θ_T ← β·θ_T + (1−β)·θ_S after every `ema_every`-th
   optimizer step (0: never, the teacher stays the initial copy), and θ_T ← θ_S after every `hard_copy_every`-th
-  (0: never; on a step where both fall, the hard copy wins);
+  (0: never; on a step where both fall, the hard copy wins). The EMA runs on an fp32 master copy of the
+  teacher's weights when the teacher computes in a lower precision (bf16 on CUDA), so a (1−β) = 0.5% step is not
+  rounded away; the teacher's own weights are that master rounded once;
 - outcome-privileged hint: the teacher's prompt carries a hint built from the rollout's verified outcome (or
   the task's gold answer), inserted at `hint_position`; the student never sees it. The teacher scores the
   student's own completion tokens after its hinted prompt, so its log-probs are aligned token by token;
@@ -44,14 +48,16 @@ NEGATIVE_ADVANTAGE_MODES = ("flip", "keep", "skip")
 
 @dataclass
 class TTOPDConfig(GRPOConfig):
-    """`GRPOConfig` plus the TT-OPD settings. Defaults follow the paper (β = 0.995, n = 5, λ = 4.0)."""
+    """`GRPOConfig` plus the TT-OPD settings. Defaults and their sources: docs/baselines.md."""
 
     kl_coef: float = field(default=4.0, metadata={"help": "λ: weight of the per-token reverse KL to the teacher "
                                                           "(0 turns distillation off: plain GRPO)."})
-    distill_turns: int = field(default=0, metadata={"help": "K: distil on the first K assistant turns; 0 = all."})
+    distill_turns: int = field(default=2, metadata={"help": "K: distil on the first K assistant turns; 0 = all."})
+    distill_only: bool = field(default=False, metadata={"help": "Distillation-only pass: rollouts stop after K "
+                                                                 "turns and the loss is the KL term alone."})
     ema_decay: float = field(default=0.995, metadata={"help": "β in θ_T ← β·θ_T + (1−β)·θ_S."})
     ema_every: int = field(default=5, metadata={"help": "n: EMA update after every n-th optimizer step; 0 = never."})
-    hard_copy_every: int = field(default=0, metadata={"help": "m: θ_T ← θ_S after every m-th step; 0 = never."})
+    hard_copy_every: int = field(default=30, metadata={"help": "m: θ_T ← θ_S after every m-th step; 0 = never."})
     hint: str = field(default="outcome", metadata={"help": "Teacher-only hint: 'outcome' (the rollout's verified "
                                                             "score), 'answer' (the gold answer) or 'none'."})
     hint_position: str = field(default="user", metadata={"help": "Where the hint goes in the teacher's prompt: "
@@ -78,6 +84,16 @@ class TTOPDConfig(GRPOConfig):
             raise ValueError("distill_turns, ema_every and hard_copy_every must be 0 or positive")
         if "{hint}" not in self.hint_template:
             raise ValueError("hint_template must contain '{hint}'")
+        if self.distill_only:
+            if self.distill_turns < 1:
+                raise ValueError("distill_only needs distill_turns >= 1 (the turn the rollouts stop at)")
+            if self.kl_coef == 0.0:
+                raise ValueError("distill_only with kl_coef=0 trains nothing; set kl_coef > 0")
+            if self.hint == "outcome":
+                raise ValueError("distill_only rollouts stop before they submit, so they have no verified outcome "
+                                 "to hint at; use hint='answer' or hint='none'")
+            # K assistant turns = the first generation and K−1 tool rounds.
+            self.max_tool_calling_iterations = self.distill_turns - 1
 
 
 def hint_text(kind: str, *, reward: float, answer: Any, template: str) -> str:
@@ -105,6 +121,26 @@ def insert_hint(prompt: list[dict[str, Any]], hint: str, position: str) -> list[
     if role == "system":
         return [{"role": "system", "content": hint}] + messages
     return messages + [{"role": "user", "content": hint}]
+
+
+@torch.no_grad()
+def ema_update(teacher: torch.nn.Module, student: torch.nn.Module, master: list[torch.Tensor | None],
+               decay: float) -> None:
+    """θ_T ← decay·θ_T + (1−decay)·θ_S in fp32 (decay 1.0 is a hard copy: θ_T ← θ_S).
+
+    `master[i]` is the fp32 master of the teacher's i-th parameter, or None where that parameter is fp32 itself;
+    a low-precision teacher parameter is set to its master rounded once, so rounding never accumulates.
+    """
+    for teacher_parameter, student_parameter, weights in zip(teacher.parameters(), student.parameters(), master,
+                                                            strict=True):
+        target = teacher_parameter if weights is None else weights
+        source = student_parameter.detach().to(device=target.device, dtype=torch.float32)
+        if decay == 1.0:
+            target.copy_(source)
+        else:
+            target.mul_(decay).add_(source, alpha=1.0 - decay)
+        if weights is not None:
+            teacher_parameter.copy_(weights)
 
 
 class _TeacherUpdater(TrainerCallback):
@@ -137,14 +173,25 @@ class TTOPDTrainer(AgentGRPOTrainer):
         super().__init__(*args, **kwargs)
         if not isinstance(self.args, TTOPDConfig):
             raise TypeError("TTOPDTrainer needs args=TTOPDConfig(...)")
+        # The teacher's log-probs are computed once per generation batch and cached in it. A batch that spans
+        # several optimizer steps (several passes, or more steps per generation than accumulation steps) would be
+        # scored after a teacher update with the old teacher's values: refuse it.
         if self.args.num_iterations != 1:
-            # The teacher's log-probs are computed once per generation batch; with several passes over a batch
-            # the teacher could move in between and the cached values would be stale.
-            raise ValueError("TTOPDTrainer supports num_iterations=1 only")
+            raise ValueError("TTOPDTrainer needs num_iterations=1: the cached teacher log-probs of a generation "
+                             "batch would be stale after a teacher update between passes")
+        if self.args.steps_per_generation != self.args.gradient_accumulation_steps:
+            raise ValueError(f"TTOPDTrainer needs steps_per_generation == gradient_accumulation_steps (got "
+                             f"{self.args.steps_per_generation} and {self.args.gradient_accumulation_steps}): a "
+                             "generation batch must be one optimizer step, or its cached teacher log-probs go stale "
+                             "at the next teacher update")
         student = self.accelerator.unwrap_model(self.model)
         self.teacher = copy.deepcopy(student)
         self.teacher.requires_grad_(False)
         self.teacher.eval()
+        # fp32 master weights of the teacher where it computes in lower precision (None where it is fp32).
+        self.teacher_master: list[torch.Tensor | None] = [
+            None if parameter.dtype == torch.float32 else parameter.detach().float().clone()
+            for parameter in self.teacher.parameters()]
         self.teacher_updates: list[tuple[int, str]] = []
         self._capture_logps = False
         self._captured_logps: torch.Tensor | None = None
@@ -162,13 +209,7 @@ class TTOPDTrainer(AgentGRPOTrainer):
         else:
             return None
         student = self.accelerator.unwrap_model(self.model)
-        for teacher_parameter, student_parameter in zip(self.teacher.parameters(), student.parameters(),
-                                                        strict=True):
-            source = student_parameter.detach().to(teacher_parameter.dtype)
-            if kind == "copy":
-                teacher_parameter.copy_(source)
-            else:
-                teacher_parameter.mul_(config.ema_decay).add_(source, alpha=1.0 - config.ema_decay)
+        ema_update(self.teacher, student, self.teacher_master, 1.0 if kind == "copy" else config.ema_decay)
         self.teacher_updates.append((global_step, kind))
         return kind
 
@@ -248,7 +289,10 @@ class TTOPDTrainer(AgentGRPOTrainer):
         self._captured_logps = None
         if student_logps is None:
             raise RuntimeError("TT-OPD could not read the student's log-probs from the GRPO forward pass")
-        return loss + self.args.kl_coef * self._distillation_loss(student_logps, inputs)
+        distillation = self.args.kl_coef * self._distillation_loss(student_logps, inputs)
+        if self.args.distill_only:
+            return 0.0 * loss + distillation  # the GRPO term kept in the graph at weight 0 (same forward pass)
+        return loss + distillation
 
     def _distillation_loss(self, student_logps: torch.Tensor, inputs: dict[str, Any]) -> torch.Tensor:
         config = self.args
@@ -282,8 +326,8 @@ class TTOPDTrainer(AgentGRPOTrainer):
         super()._save_checkpoint(model, trial)
         if self.args.should_save:
             folder = os.path.join(self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
-            torch.save({"state_dict": self.teacher.state_dict(), "updates": self.teacher_updates},
-                       os.path.join(folder, TEACHER_CHECKPOINT_FILE))
+            torch.save({"state_dict": self.teacher.state_dict(), "updates": self.teacher_updates,
+                        "master": self.teacher_master}, os.path.join(folder, TEACHER_CHECKPOINT_FILE))
 
     def _load_from_checkpoint(self, resume_from_checkpoint: str, model: Any = None) -> None:
         super()._load_from_checkpoint(resume_from_checkpoint, model)
@@ -293,4 +337,7 @@ class TTOPDTrainer(AgentGRPOTrainer):
                                     "teacher cannot be restored; start a new run instead of --resume")
         saved = torch.load(path, map_location="cpu", weights_only=False)
         self.teacher.load_state_dict(saved["state_dict"])
+        if saved.get("master") is not None:
+            device = next(self.teacher.parameters()).device
+            self.teacher_master = [None if weights is None else weights.to(device) for weights in saved["master"]]
         self.teacher_updates = [tuple(update) for update in saved["updates"]]

@@ -291,3 +291,101 @@ def test_grpo_step_on_sql_env_with_the_oracle_solution(tmp_path: Path) -> None:
     assert log["reward"] == pytest.approx(0.25)
     assert log["episodes/submitted"] == 1.0
     assert any(not torch.equal(before[name], value) for name, value in _parameters(model).items())
+
+
+def test_ema_update_of_a_bf16_teacher_follows_the_fp32_ema() -> None:
+    """On CUDA the teacher computes in bf16. Its EMA runs on an fp32 master, so after many 0.5% steps the bf16
+    teacher is the fp32 EMA rounded once, where a bf16 in-place update stalls (each step rounds away)."""
+    from agentgym_baselines.ttopd import ema_update
+
+    torch.manual_seed(0)
+    student = torch.nn.Linear(64, 64)
+    teacher = torch.nn.Linear(64, 64)
+    teacher.load_state_dict(student.state_dict())
+    teacher.to(torch.bfloat16)
+    reference = [parameter.detach().float() for parameter in teacher.parameters()]  # fp32 EMA, computed apart
+    naive = [parameter.detach().clone() for parameter in teacher.parameters()]  # a bf16 in-place EMA
+    master = [parameter.detach().float() for parameter in teacher.parameters()]
+    with torch.no_grad():
+        for _ in range(200):
+            for parameter in student.parameters():
+                parameter.add_(0.01)
+            ema_update(teacher, student, master, 0.995)
+            for ref, naive_weights, source in zip(reference, naive, student.parameters(), strict=True):
+                ref.mul_(0.995).add_(source, alpha=0.005)
+                naive_weights.mul_(0.995).add_(source.to(torch.bfloat16), alpha=0.005)
+    for parameter, ref, weights, naive_weights in zip(teacher.parameters(), reference, master, naive, strict=True):
+        assert parameter.dtype == torch.bfloat16
+        assert torch.allclose(weights, ref, atol=1e-5, rtol=0)  # the master is the fp32 EMA
+        assert torch.equal(parameter, ref.to(torch.bfloat16))  # the teacher is it, rounded once
+        drift = (ref - naive_weights.float()).abs().max().item()
+        assert drift > 10 * (ref - parameter.float()).abs().max().item()  # the in-place bf16 EMA drifts away
+
+
+def test_load_model_keeps_fp32_master_weights(tmp_path: Path) -> None:
+    from agentgym_baselines.training import load_model
+
+    model, tokenizer = build_tiny_model(6)
+    model.to(torch.bfloat16).save_pretrained(tmp_path / "bf16")
+    tokenizer.save_pretrained(tmp_path / "bf16")
+    loaded, _ = load_model(str(tmp_path / "bf16"))
+    assert all(parameter.dtype == torch.float32 for parameter in loaded.parameters())
+
+
+def test_trl_internals_are_those_the_trainers_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    import trl
+    from agentgym_baselines.grpo import TRL_VERSION, check_trl_internals
+
+    check_trl_internals()  # the installed TRL is the pinned one, with the internals in place
+    pinned = (Path(__file__).parents[2] / "baselines" / "pyproject.toml").read_text()
+    assert f'"trl=={TRL_VERSION}"' in pinned
+    monkeypatch.setattr(trl, "__version__", "9.0.0")
+    monkeypatch.delattr(trl.GRPOTrainer, "_tool_call_loop")
+    with pytest.raises(RuntimeError, match=r"trl 9.0.0 is installed.*_tool_call_loop is gone.*pip install trl=="):
+        check_trl_internals()
+
+
+def test_ttopd_refuses_settings_that_would_cache_stale_teacher_logps(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_model(7)
+    with pytest.raises(ValueError, match="steps_per_generation == gradient_accumulation_steps"):
+        build_trainer(_settings(tmp_path, "ttopd", steps_per_generation=2), model, tokenizer)
+    with pytest.raises(ValueError, match="no verified outcome"):
+        build_trainer(_settings(tmp_path, "ttopd", distill_only=True), model, tokenizer)
+
+
+def test_distill_only_rollouts_stop_at_k_turns_and_train_on_the_kl_alone(tmp_path: Path) -> None:
+    model, tokenizer = build_tiny_model(8)
+    force_generations(model, tokenizer, lambda row, prompt: tool_call("lookup", {"key": _word(prompt)}))
+    trainer = build_trainer(_settings(tmp_path, "ttopd", distill_only=True, distill_turns=2, hint="answer"),
+                            model, tokenizer)
+    assert trainer.args.max_tool_calling_iterations == 1
+    batches = _capture_batches(trainer)
+    trainer.train()
+    turns = batches[0]["distill_mask"]  # every model token is distilled: the rollout stopped at K = 2 turns
+    assert torch.equal(turns, (batches[0]["completion_mask"] * batches[0]["tool_mask"]).to(turns.dtype))
+    from agentgym_baselines.turns import turns_per_completion
+
+    assert turns_per_completion(batches[0]["completion_mask"], batches[0]["tool_mask"]).max().item() == 2
+    log = trainer.state.log_history[0]
+    assert log["ttopd/reverse_kl"] != 0.0 and log["episodes/submitted"] == 0.0
+
+
+@pytest.mark.parametrize("env_id", ["SQL-v0", "FHIR-v0", "CLI-v0"])
+@pytest.mark.parametrize("method", ["grpo", "ttopd"])
+def test_train_with_its_defaults_completes_a_step_on_each_domain(tmp_path: Path, env_id: str, method: str) -> None:
+    """`agentgym train METHOD --env E --model tiny:random` with the defaults, but 4 rollouts and 128 tokens so it
+    runs in seconds on CPU: 4 rollouts are more than CLI-v0's default pool of 2 sandboxes."""
+    if env_id not in {record.id for record in agentgym.registered()}:
+        if os.environ.get("CI"):
+            pytest.fail("CI installs every distribution, but an env is missing: run make install")
+        pytest.skip(f"{env_id} is not installed")
+    output = tmp_path / "run"
+    result = CliRunner().invoke(train, [method, "--env", env_id, "--model", "tiny:random", "--output", str(output),
+                                        "--max-steps", "1", "--num-generations", "4",
+                                        "--max-completion-length", "128", "--save-steps", "1000"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index('{\n "method"'):])
+    assert summary["steps"] == 1 and (output / "model.safetensors").exists()
+    lines = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
+    assert "episodes/cut_by_budget" in lines[0]
