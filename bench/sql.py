@@ -1,4 +1,5 @@
-"""SQL-v0 benchmark: execute_sql overhead against the raw engine, reset latency, memory of 1,000 episodes.
+"""SQL-v0 benchmark: execute_sql overhead against the raw engine, reset latency, memory of 1,000 episodes,
+and oracle episodes per second (reset, the solution's calls, verification) over every third built-in task.
 
 Run: python bench/sql.py   (prints one JSON object; figures are measured in the same run, ratios where the
 issue asks for them). Targets: execute_sql step median <= 1.5x the raw engine's median for the same query on
@@ -75,6 +76,21 @@ def reset_median_ms() -> float:
     return statistics.median(times) * 1000
 
 
+def oracle_episodes_per_s() -> dict[str, float]:
+    from agentgym.agents import OracleAgent
+    from agentgym.rollout import run_episode
+
+    env = gym.make("SQL-v0")
+    tasks = list(env.unwrapped.task_set)[::3]
+    for task in tasks[:30]:  # warm: engines opened, schemas read
+        run_episode(env, OracleAgent(), task_id=task.id)
+    start = time.perf_counter()
+    failures = sum(run_episode(env, OracleAgent(), task_id=task.id).reward != 1.0 for task in tasks)
+    elapsed = time.perf_counter() - start
+    env.close()
+    return {"episodes": len(tasks), "episodes_per_s": len(tasks) / elapsed, "failures": failures}
+
+
 def thousand_episodes_rss() -> dict[str, float]:
     gc.collect()
     before = rss_bytes()
@@ -100,6 +116,7 @@ def main() -> None:
     sqlite_step = step_vs_raw("sqlite")
     duckdb_step = step_vs_raw("duckdb")
     reset_ms = reset_median_ms()
+    oracle = oracle_episodes_per_s()
     memory = thousand_episodes_rss()
     gib = 1 << 30
     result = {
@@ -107,6 +124,7 @@ def main() -> None:
         "execute_sql_sqlite": {**sqlite_step, "target_ratio": 1.5, "ok": sqlite_step["ratio"] <= 1.5},
         "execute_sql_duckdb": {**duckdb_step, "target_ratio": 1.5, "ok": duckdb_step["ratio"] <= 1.5},
         "reset_median_ms": {"value": reset_ms, "target": 2.0, "ok": reset_ms <= 2.0},
+        "oracle": {**oracle, "ok": oracle["failures"] == 0},
         "rss_1000_episodes": {**memory, "target_bytes": gib, "ok": memory["rss_total_bytes"] <= gib},
     }
     result["wall_s"] = time.perf_counter() - started

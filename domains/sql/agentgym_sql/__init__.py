@@ -10,4 +10,4 @@ __version__ = "0.1.0"
 
 # agentgym first: its import loads every plugin, this one included, and a submodule imported before it (say
 # `agentgym_sql.verify` on its own) would otherwise be half-initialised when the plugin loader reaches it.
-import agentgym  # noqa: E402,F401
+import agentgym  # noqa: F401

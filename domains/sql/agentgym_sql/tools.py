@@ -42,8 +42,9 @@ def _in_dialect(sql: str, source: str, target: str) -> str:
 class SqlEpisode:
     """The state tools receive: the task, a read-only engine on its database and what the episode saw.
 
-    `grader` is the engine the verifier runs gold and submitted queries on: the agent's own engine where a
-    session holds no state (SQLite, DuckDB), a separate session on PostgreSQL.
+    `grader` is the engine gold queries run on: the agent's own engine where a session holds no state (SQLite,
+    DuckDB), on PostgreSQL a separate session on which no agent-written SQL ever runs (a submitted query runs
+    on the agent's session, like its execute_sql calls).
     """
 
     task: Task

@@ -308,7 +308,7 @@ def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, matc
     golds = state.golds()
     limit = row_limit(golds, match)
     try:
-        result = state.grader.execute(str(submission["sql"]), max_rows=limit, count_rest=False)
+        result = state.engine.execute(str(submission["sql"]), max_rows=limit, count_rest=False)
     except SqlError as error:
         return Score(0.0, {"executes": 0.0, **{m: 0.0 for m in MATCHES}}, f"the submitted query failed: {error}")
     if result.truncated:
