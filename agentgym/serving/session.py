@@ -16,6 +16,7 @@ import gymnasium as gym
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 logger = logging.getLogger(__name__)
 
@@ -56,11 +57,13 @@ class GymAction(Action):
 
     @model_validator(mode="after")
     def _check_kind(self) -> GymAction:
+        # PydanticCustomError rather than ValueError: openenv-core sends `errors()` as JSON, and a ValueError in
+        # an error's context is not JSON (the session would end instead of answering).
         if self.type == "act" and self.action is None:
-            raise ValueError("a step needs 'action': the model's turn as text or tool calls "
-                             '(e.g. {"action": {"name": "list_tables", "arguments": {}}})')
+            raise PydanticCustomError("missing_action", "a step needs 'action': the model's turn as text or tool "
+                                      'calls (e.g. {"action": {"name": "list_tables", "arguments": {}}})')
         if self.type == "call_tool" and not self.tool_name:
-            raise ValueError("a call_tool action needs 'tool_name' (and 'arguments')")
+            raise PydanticCustomError("missing_tool_name", "a call_tool action needs 'tool_name' (and 'arguments')")
         return self
 
 
@@ -166,12 +169,14 @@ class GymSession(Environment[GymAction, Observation, State]):
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(name=self.env_id, description=f"agentgym {self.env_id}")
 
-    def close(self, reason: str = CLOSED_BY_SERVER) -> None:
-        """Close the env (idempotent). Later calls answer `reason`, e.g. that the session idled out."""
+    def close(self, reason: str | None = None) -> None:
+        """Close the env (idempotent). Later calls answer `reason` (or `closed_reason`, which the server's idle
+        reaper sets before closing)."""
         if self.closed:
             return
         self.closed = True
-        self.closed_reason = reason
+        if reason is not None:
+            self.closed_reason = reason
         self._made.close()
 
     # ----------------------------------------------------------------- internals
