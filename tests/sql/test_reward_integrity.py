@@ -186,6 +186,11 @@ def test_typed_answers_in_both_directions() -> None:
     assert not answer_matches("Boston or Lyon", [["Boston"]])
     assert answer_matches("1,234", [[1234]]) and answer_matches("12.5 %", [[12.5]])
     assert not answer_matches("3 or 4", [[3]])
+    repeated = [["Boston"], ["Lyon"], ["Boston"]]  # set match: each distinct row once, repeats allowed
+    assert answer_matches(["Lyon", "Boston"], repeated, distinct=True)
+    assert answer_matches(["Lyon", "Boston", "boston"], repeated, distinct=True)
+    assert not answer_matches(["Lyon", "Boston", "Oslo"], repeated, distinct=True)
+    assert not answer_matches(["Lyon", "Boston"], repeated)  # multiset: the repeat is part of the answer
     assert answer_matches("2021-03-04", [["2021-03-04"]]) and answer_matches("March 4, 2021", [["2021-03-04"]])
 
 

@@ -266,9 +266,19 @@ def _answer_row_matches(got: Sequence[Any], gold: Sequence[Any]) -> bool:
     return bipartite_match(list(got), list(gold), answer_cell_matches)  # cells of one row in any order
 
 
-def answer_matches(value: Any, gold_rows: Sequence[Row], *, ordered: bool = False) -> bool:
-    """Whether a typed answer holds exactly the gold result's rows (in order when `ordered`)."""
+def answer_matches(value: Any, gold_rows: Sequence[Row], *, ordered: bool = False,
+                   distinct: bool = False) -> bool:
+    """Whether a typed answer holds exactly the gold result's rows (in order when `ordered`; each distinct row
+    once, repeats allowed, when `distinct`, as set match reads a result)."""
     rows = answer_rows(value, gold_rows)
+    if rows is not None and distinct:
+        gold_rows = list({_key(row): row for row in gold_rows}.values())
+        kept: list[list[Any]] = []
+        for row in rows:
+            if not any(_answer_row_matches(row, [*earlier]) and _answer_row_matches(earlier, [*row])
+                       for earlier in kept):
+                kept.append(row)
+        rows = kept
     if rows is None or len(rows) != len(gold_rows):
         return False
     if ordered:
@@ -300,7 +310,8 @@ def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, matc
     if mode == "answer":
         if "answer" not in submission:
             return Score(0.0, {"answer_match": 0.0}, "this question asks for a value: call submit_answer(value)")
-        ok = any(answer_matches(submission["answer"], gold, ordered=match == "ordered") for gold in state.golds())
+        ok = any(answer_matches(submission["answer"], gold, ordered=match == "ordered", distinct=match == "set")
+                 for gold in state.golds())
         return Score(float(ok), {"answer_match": float(ok)}, "" if ok else "the answer differs from the gold result")
     if "sql" not in submission:
         return Score(0.0, {"executes": 0.0, **{m: 0.0 for m in MATCHES}},
