@@ -30,7 +30,7 @@ def constant_table(env: Any, seed: int) -> dict[str, dict[str, Any]]:
         common = Counter(task.answer for task in tasks).most_common(1)[0][0]
         wins: Counter[str] = Counter()
         for task in tasks:
-            for constant in (common, *CONSTANTS):
+            for constant in dict.fromkeys((common, *CONSTANTS)):
                 env.reset(seed=seed, options={"task_id": task.id})
                 _, _, terminated, _, info = env.step({"name": "submit", "arguments": {"answer": constant}})
                 wins[constant] += int(terminated and info["reward_breakdown"]["answer"] >= 1.0)
