@@ -497,8 +497,8 @@ class PostgresEngine(Engine):
             if limit != self.timeout_s:
                 connection.execute(f"SET LOCAL statement_timeout = {int(limit * 1000)}")
             # A server-side cursor when the rest is not counted, so a huge result is never fetched whole.
-            with connection.cursor(name="agentgym_query" if not count_rest and max_rows is not None else None) \
-                    as cursor:
+            streamed = not count_rest and max_rows is not None
+            with connection.cursor(name="agentgym_query") if streamed else connection.cursor() as cursor:
                 cursor.execute(text)  # no parameters: psycopg sends the text as is
                 columns = [d.name for d in cursor.description or ()]
                 first = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
