@@ -39,14 +39,26 @@ def docker_problem(image: str | None = None) -> str | None:
     return None
 
 
-def choose_backend(backend: str = "auto", image: str | None = None) -> str:
+WEAK_ISOLATION_VARIABLE = "AGENTGYM_ALLOW_WEAK_ISOLATION"
+
+
+def weak_isolation_allowed(allow_weak_isolation: bool = False) -> bool:
+    """Whether ``auto`` may fall back to the local backend: the flag, or ``AGENTGYM_ALLOW_WEAK_ISOLATION=1``."""
+    value = os.environ.get(WEAK_ISOLATION_VARIABLE, "").strip().lower()
+    return allow_weak_isolation or value in ("1", "true", "yes", "on")
+
+
+def choose_backend(backend: str = "auto", image: str | None = None, *, allow_weak_isolation: bool = False) -> str:
     """Return ``"docker"`` or ``"local"`` for the requested backend.
 
     ``"auto"`` defers to ``AGENTGYM_SANDBOX`` when it is set, then takes Docker when it works (the answer is
-    remembered for the process) and otherwise the local backend, with a warning that its isolation is weaker.
+    remembered for the process). It never silently takes the weaker local backend: only when
+    ``allow_weak_isolation`` is true or ``AGENTGYM_ALLOW_WEAK_ISOLATION=1`` is set (with a warning), or when
+    ``local`` is asked for by name.
 
     Raises:
-        SandboxError: for a backend name that is not one of ``auto``, ``docker``, ``local``.
+        SandboxError: for a backend name that is not one of ``auto``, ``docker``, ``local``; or for ``auto`` when
+            Docker does not work and weak isolation was not allowed (the message says how to fix it).
     """
     if backend == "auto":
         backend = os.environ.get("AGENTGYM_SANDBOX", "").strip().lower() or "auto"
@@ -60,10 +72,17 @@ def choose_backend(backend: str = "auto", image: str | None = None) -> str:
     with _auto_lock:
         if image not in _auto_choice:
             problem = docker_problem(image)
-            if problem is None:
-                _auto_choice[image] = "docker"
-            else:
-                logger.warning("sandbox: using the local backend, whose isolation is weaker than Docker's, because %s",
-                               problem)
-                _auto_choice[image] = "local"
-        return _auto_choice[image]
+            _auto_choice[image] = "docker" if problem is None else "!" + problem
+        choice = _auto_choice[image]
+    if choice == "docker":
+        return choice
+    problem = choice[1:]
+    if not weak_isolation_allowed(allow_weak_isolation):
+        raise SandboxError(
+            f"no Docker sandbox: {problem}. The local backend's isolation is weaker (an agent could read files "
+            "of the host), so it is not chosen silently. Fix: start Docker and build the image with "
+            "`bash .ci/setup-docker.sh`; or accept weak isolation with allow_weak_isolation=True "
+            "(Sandbox.create(..., allow_weak_isolation=True), gym.make(..., allow_weak_isolation=True)) or "
+            f"{WEAK_ISOLATION_VARIABLE}=1; or ask for it by name with backend='local' / AGENTGYM_SANDBOX=local")
+    logger.warning("sandbox: using the local backend, whose isolation is weaker than Docker's, because %s", problem)
+    return "local"

@@ -145,13 +145,14 @@ class Sandbox(ABC):
     def create(backend: str = "auto", *, image: str | None = None, memory: str = "512m", pids: int = 128,
                cpus: float = 1.0, workdir: str = "/work", workdir_size: str = "256m",
                env: Mapping[str, str] | None = None, max_output: int = DEFAULT_MAX_OUTPUT,
-               python_prelude: str | None = None) -> Sandbox:
+               python_prelude: str | None = None, allow_weak_isolation: bool = False) -> Sandbox:
         """Start a sandbox and return it once its supervisor answers.
 
         Args:
             backend: ``"docker"``, ``"local"`` or ``"auto"``. With ``"auto"`` the ``AGENTGYM_SANDBOX`` environment
                 variable decides if set; otherwise Docker when a daemon answers and the image exists or can be
-                built, else the local backend (with a warning: its isolation is weaker).
+                built. ``"auto"`` takes the local backend (weaker isolation) only when ``allow_weak_isolation``
+                is true or ``AGENTGYM_ALLOW_WEAK_ISOLATION=1`` is set; otherwise it raises, saying how to fix it.
             image: Docker image; default the image of the current recipe (built on first use).
             memory: Memory limit (Docker units such as ``"512m"``); swap is not allowed on top.
             pids: Most processes at once.
@@ -161,13 +162,14 @@ class Sandbox(ABC):
             env: Extra environment variables for commands and code.
             max_output: Bytes kept of each of stdout and stderr per call; the rest is dropped, ``truncated`` set.
             python_prelude: Python run in the namespace at start and after every reset (e.g. to preload a client).
+            allow_weak_isolation: Let ``"auto"`` fall back to the local backend when Docker does not work.
 
         Raises:
             SandboxError: if the requested backend cannot start; the message says how to fix it.
         """
         from agentgym.sandbox.backends import choose_backend
 
-        chosen = choose_backend(backend, image)
+        chosen = choose_backend(backend, image, allow_weak_isolation=allow_weak_isolation)
         options: dict[str, Any] = {"memory": memory, "pids": pids, "workdir": workdir, "workdir_size": workdir_size,
                                    "env": dict(env or {}), "max_output": max_output, "python_prelude": python_prelude}
         if chosen == "docker":
@@ -203,7 +205,9 @@ class Sandbox(ABC):
         """Start the supervisor, wait for its ready line, run the prelude."""
         self._buffer = b""
         self._transport = self._start()
-        self._read_reply(0, time.monotonic() + 60)
+        ready = self._read_reply(0, time.monotonic() + 60)
+        if not ready.get("ok", True):
+            raise SandboxError(f"the sandbox did not start: {ready.get('error')}")
         self._run_prelude()
 
     def _run_prelude(self) -> None:
@@ -330,6 +334,19 @@ class Sandbox(ABC):
         """
         reply = self._file_call({"op": "get", "path": self._map_path(path), "max_bytes": max_bytes})
         return base64.b64decode(reply["data"])
+
+    def kill_processes(self) -> bool:
+        """End every process in the sandbox (the shell, Python, and anything they left running: background jobs,
+        daemons, ``setsid`` escapees); the files stay as they are. Graders call it before they read the final
+        state. Return whether every process was provably reached (see :attr:`isolation`); False only for a local
+        sandbox that shares its user id and PID namespace with the host.
+        """
+        return bool(self._file_call({"op": "kill"}, wait=30).get("complete"))
+
+    @property
+    def isolation(self) -> str:
+        """A plain sentence on what this sandbox protects and what it does not."""
+        return "unknown isolation"
 
     def reset(self) -> None:
         """Return to a clean state fast: every process killed, the work dir and /tmp emptied, a new shell and

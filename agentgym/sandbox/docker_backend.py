@@ -204,6 +204,12 @@ class DockerSandbox(Sandbox):
         """The Docker id of the current container (it changes if the container had to be recreated)."""
         return None if self.container is None else str(self.container.id)
 
+    @property
+    def isolation(self) -> str:
+        return ("docker: a container of its own (read-only root file system, no network, a non-root user with no "
+                "capabilities, memory/pids/CPU limits); it cannot read the host's files, the agentgym cache or "
+                "other sandboxes, and every process in it can be ended before grading")
+
     def __repr__(self) -> str:
         short = "-" if self.container is None else self.container.short_id
         return f"<DockerSandbox {short} image={self.image}>"

@@ -2,8 +2,15 @@
 new PID and network namespaces (and a user namespace when not root).
 
 Its isolation is weaker than Docker's: there is no separate root file system, so code can read whatever the user
-it runs as can read on the host (as root, the supervisor drops to an unprivileged uid of its own first), and memory is limited per
-process (address space), not for the sandbox as a whole. Use it where no Docker daemon runs.
+it runs as can read on the host (as root, the supervisor drops to an unprivileged uid of its own first), and memory is
+limited per process (address space), not for the sandbox as a whole. Where the kernel gives it a mount namespace, the
+agentgym cache (task answers, hidden tests), the invoking user's home and the other sandboxes' directories are
+covered by empty mounts before the supervisor drops privileges; where it does not, it says plainly what the
+sandbox can read (`LocalSandbox.isolation`, logged once per process, shown by `agentgym sandbox doctor`).
+
+Each sandbox lives in a directory of its own (mode 0700, owned by the sandbox's user) under a work root that its
+user can enter: `agentgym-sandboxes-UID` in the first of $TMPDIR, /tmp, /var/tmp, /dev/shm whose every parent the
+unprivileged user may traverse, so a private (0700) temp dir of the caller is never a problem.
 """
 
 from __future__ import annotations
@@ -16,9 +23,11 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +46,89 @@ def allocate_uid() -> int:
     every process of a user id across the host, so sandboxes sharing one id would starve each other."""
     return SANDBOX_UID_BASE + (os.getpid() % 10_000) * 100 + next(_sandbox_numbers) % 100
 CPU_SECONDS = 3600  # per process; a guard against a runaway loop left behind, not a per-call timeout
+
+
+_warned_isolation = False
+_warned_lock = threading.Lock()
+
+
+def protected_paths() -> list[Path]:
+    """Host directories a local sandbox must not read: the agentgym cache and the invoking user's home."""
+    from agentgym.cache import cache_root
+
+    found: list[Path] = []
+    for candidate in (cache_root(), Path.home(), Path(os.environ.get("HOME") or "/")):
+        try:
+            real = candidate.expanduser().resolve()
+        except (OSError, RuntimeError):
+            continue
+        if str(real) != "/" and real not in found:
+            found.append(real)
+    return found
+
+
+def _inside(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+def others_can_enter(path: Path) -> bool:
+    """Whether a user that owns none of them can traverse every directory from / down to ``path``."""
+    for directory in [path, *path.parents]:
+        try:
+            if not directory.stat().st_mode & stat.S_IXOTH:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def others_can_read(path: Path) -> bool:
+    """Whether a user that owns none of it can list ``path`` (read and traverse it and its parents)."""
+    try:
+        return others_can_enter(path) and bool(path.stat().st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+def work_root(drop_privileges: bool) -> Path:
+    """The directory that holds this process's local sandboxes (see the module docstring), created mode 0711.
+
+    Raises:
+        SandboxError: if no candidate is usable; the message says what the backend needs.
+    """
+    protected = protected_paths()
+    candidates = [Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+    refused: list[str] = []
+    for base in candidates:
+        try:
+            base = base.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if not base.is_dir():
+            continue
+        if any(_inside(base, path) for path in protected):
+            refused.append(f"{base} (inside {next(p for p in protected if _inside(base, p))}, which is hidden)")
+            continue
+        if drop_privileges and not others_can_enter(base):
+            refused.append(f"{base} (the sandbox's unprivileged user cannot enter it or a parent)")
+            continue
+        root = base / f"agentgym-sandboxes-{os.geteuid()}"
+        try:
+            root.mkdir(mode=0o711, exist_ok=True)
+            info = root.lstat()
+        except OSError as error:
+            refused.append(f"{root} ({error})")
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            refused.append(f"{root} (exists but is not a directory of this user: remove it)")
+            continue
+        if stat.S_IMODE(info.st_mode) != 0o711:
+            root.chmod(0o711)
+        return root
+    raise SandboxError("the local sandbox needs a temp directory that its unprivileged user can enter (every "
+                       "parent directory with the x bit for others, like /tmp with mode 1777); none of these "
+                       f"works: {'; '.join(refused) or ', '.join(map(str, candidates))}. Set TMPDIR to such a "
+                       "directory or run `chmod o+x` on the parents")
 
 
 class PipeTransport(Transport):
@@ -109,6 +201,15 @@ def sandbox_python() -> str:
     return "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 
 
+def _warn_once(message: str) -> None:
+    global _warned_isolation
+    with _warned_lock:
+        if _warned_isolation:
+            return
+        _warned_isolation = True
+    logger.warning("sandbox: %s", message)
+
+
 class LocalSandbox(Sandbox):
     """A sandbox as a host subprocess; see :meth:`Sandbox.create` for the arguments (``cpus`` is ignored)."""
 
@@ -116,14 +217,14 @@ class LocalSandbox(Sandbox):
 
     def __init__(self, *, memory: str, pids: int, workdir: str, workdir_size: str, env: dict[str, str],
                  max_output: int, python_prelude: str | None) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="agentgym-sandbox-"))
+        self.drop_privileges = os.geteuid() == 0
+        self.root = Path(tempfile.mkdtemp(prefix="sandbox-", dir=work_root(self.drop_privileges)))
         self.virtual_workdir = workdir.rstrip("/") or "/"
         real_workdir = self.root / "work"
         self.tmpdir = self.root / "tmp"
         real_workdir.mkdir()
         self.tmpdir.mkdir()
         super().__init__(workdir=str(real_workdir), max_output=max_output, python_prelude=python_prelude)
-        self.drop_privileges = os.geteuid() == 0
         self.uid = allocate_uid() if self.drop_privileges else os.geteuid()
         if self.drop_privileges:
             for path in (self.root, real_workdir, self.tmpdir):
@@ -133,11 +234,34 @@ class LocalSandbox(Sandbox):
                             "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **env}
         self.process: subprocess.Popen[bytes] | None = None
         self.namespaces = namespace_prefix()
+        # With a private mount namespace (--mount-proc makes one) the supervisor covers these before dropping.
+        self.hidden = ([*protected_paths(), self.root.parent] if "--mount-proc" in self.namespaces else [])
         try:
             self._boot()
-        except WorkerLost as error:
+        except (WorkerLost, SandboxError) as error:
             self._destroy()
             raise SandboxError(f"the local sandbox process did not start: {error}") from error
+        _warn_once(self.isolation)
+
+    @property
+    def isolation(self) -> str:
+        who = f"user id {self.uid}" if self.drop_privileges else f"your own user id ({self.uid})"
+        if self.hidden:
+            return (f"local (weak isolation): a host subprocess as {who} in its own PID, network and mount "
+                    f"namespaces; it cannot read {', '.join(map(str, self.hidden[:-1]))} or other sandboxes "
+                    "(covered by empty mounts) and every process it starts is ended before grading, but it can "
+                    "read every other file of the host that others may read; memory is limited per process")
+        if self.drop_privileges:
+            exposed = [str(path) for path in protected_paths() if others_can_read(path)]
+            safe = [str(path) for path in protected_paths() if not others_can_read(path)]
+            return (f"local (weak isolation, no namespaces here): a host subprocess as {who}; "
+                    + (f"it cannot read {', '.join(safe)} (not open to others); " if safe else "")
+                    + (f"it CAN read {', '.join(exposed)} (chmod 700 them to protect them); " if exposed else "")
+                    + "it can read every world-readable file of the host and see its processes")
+        return (f"local (weak isolation, no namespaces here): a host subprocess as {who}; it CAN read "
+                "everything you can, including your home and the agentgym cache (task answers, hidden tests), and "
+                "processes it leaves running may outlive the episode. Use Docker (`bash .ci/setup-docker.sh`) for "
+                "any agent you do not trust")
 
     def _set_limits(self) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (self.limits["memory"], self.limits["memory"]))
@@ -153,7 +277,11 @@ class LocalSandbox(Sandbox):
         command = [*self.namespaces, sandbox_python(), "-I", str(WORKER_PATH), "--workdir", self.workdir,
                    "--clean", self.workdir, "--clean", str(self.tmpdir)]
         if self.drop_privileges:
-            command += ["--uid", str(self.uid)]
+            command += ["--uid", str(self.uid), "--own-uid"]
+        for path in self.hidden:
+            command += ["--hide", str(path)]
+        if self.hidden:
+            command += ["--keep", str(self.root)]
         for directory in (self.workdir, str(self.tmpdir)):
             for entry in Path(directory).iterdir():  # a restart starts from an empty work dir, as Docker's does
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()

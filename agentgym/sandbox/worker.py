@@ -12,7 +12,13 @@ interrupted with SIGINT (the namespace survives), then killed (the namespace is 
 As PID 1 of its own PID namespace (Docker, or the local backend with namespaces) the kernel ignores signals sent
 to it from inside the sandbox, and ``reset`` ends every other process with ``kill(-1, SIGKILL)``.
 
-Requests: ``{"id": n, "op": "ping" | "sh" | "py" | "put" | "tar" | "get" | "reset", ...}``.
+``kill`` ends every process but the supervisor and keeps the files: the grader calls it after the episode's last
+action, so that nothing the agent started (background jobs, ``nohup``, ``setsid``, double forks, processes that
+ignore SIGTERM) still runs while the final state is read and the hidden tests run. It is complete where the
+supervisor is PID 1 of its namespace, or the only process of a user id of its own (``--own-uid``): then
+``kill(-1, SIGKILL)`` reaches every other process of the sandbox and nothing else.
+
+Requests: ``{"id": n, "op": "ping" | "sh" | "py" | "put" | "tar" | "get" | "kill" | "reset", ...}``.
 Replies: ``{"id": n, "ok": true, ...}`` or ``{"id": n, "ok": false, "error": "..."}``.
 """
 
@@ -122,10 +128,12 @@ def _exit_code(wait_status: int) -> int:
 class Supervisor:
     """The request loop; see the module docstring for the protocol."""
 
-    def __init__(self, workdir: str, clean_dirs: list[str]) -> None:
+    def __init__(self, workdir: str, clean_dirs: list[str], own_uid: bool = False) -> None:
         self.workdir = workdir
         self.clean_dirs = clean_dirs
         self.pid1 = os.getpid() == 1
+        # kill(-1) reaches exactly the sandbox's processes: all of its PID namespace, or all of its own user id.
+        self.can_kill_all = self.pid1 or (own_uid and os.geteuid() != 0)
         self.reply_fd = os.dup(1)
         self.devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(self.devnull, 1)
@@ -426,13 +434,13 @@ class Supervisor:
             raise OSError(errno.EFBIG, f"the file is larger than {limit} bytes", request["path"])
         return {"data": base64.b64encode(data).decode()}
 
-    def op_reset(self, request: dict[str, Any]) -> dict[str, Any]:
+    def op_kill(self, request: dict[str, Any]) -> dict[str, Any]:
+        """End every process but this one (the files stay); say whether that provably reached them all."""
         for child in (self.shell, self.python):
             if child is not None:
                 self._kill_group(child)
         self.shell = self.python = None
-        self.shell_state = b""
-        if self.pid1:
+        if self.can_kill_all:
             # Every process in the namespace but us: background jobs, daemons, fork bombs, setsid escapees.
             for _ in range(1000):
                 try:
@@ -442,12 +450,17 @@ class Supervisor:
                 self.reap()
                 time.sleep(0.0005)
             self.reap()
+        return {"complete": self.can_kill_all}
+
+    def op_reset(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.op_kill(request)
+        self.shell_state = b""
         for directory in self.clean_dirs:
             _empty_directory(directory)
         return {}
 
     def op_ping(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"pid1": self.pid1, "pid": os.getpid()}
+        return {"pid1": self.pid1, "pid": os.getpid(), "can_kill_all": self.can_kill_all}
 
     # ----- loop -----------------------------------------------------------------------------------------------
     def reply(self, message: dict[str, Any]) -> None:
@@ -621,9 +634,45 @@ def _executor_loop(request_fd: int, reply_fd: int) -> None:
         Supervisor._write_all(reply_fd, json.dumps({"exit_code": exit_code}).encode() + b"\n")
 
 
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC = 2, 4, 8, 4096, 16384
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    result = libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                        data.encode() if data else None)
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"mount {source} on {target}: {os.strerror(code)}")
+
+
+def hide_paths(paths: list[str], keep: str) -> None:
+    """Cover each of ``paths`` with an empty, root-owned tmpfs in this (private) mount namespace, so the sandbox
+    cannot read what is under it; ``keep`` (the sandbox's own directory), if it lies under one, is bound back.
+
+    Needs a mount namespace of its own and the privilege to mount there (root, or root of a user namespace).
+    """
+    keep_fd = os.open(keep, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for path in paths:
+            if not os.path.isdir(path) or os.path.realpath(path) == "/":
+                continue
+            real = os.path.realpath(path)
+            _mount("tmpfs", real, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=64k,mode=0755")
+            if keep == real or keep.startswith(real.rstrip("/") + "/"):
+                os.makedirs(keep, exist_ok=True)
+                _mount(f"/proc/self/fd/{keep_fd}", keep, None, _MS_BIND | _MS_REC)
+    finally:
+        os.close(keep_fd)
+
+
 def main(argv: list[str]) -> None:
-    """``worker.py [--workdir DIR] [--clean DIR]... [--uid N]``: serve requests on stdin until end of file."""
-    workdir, clean, uid = os.getcwd(), [], None
+    """``worker.py [--workdir DIR] [--clean DIR]... [--uid N] [--own-uid] [--hide DIR --keep DIR]...``: serve
+    requests on stdin until end of file. ``--hide`` (only in a private mount namespace) covers host directories
+    before privileges are dropped; ``--own-uid`` says no other process runs as the user id the worker runs as."""
+    workdir, clean, uid, own_uid, hide, keep = os.getcwd(), [], None, False, [], ""
     args = list(argv)
     while args:
         flag = args.pop(0)
@@ -633,12 +682,26 @@ def main(argv: list[str]) -> None:
             clean.append(args.pop(0))
         elif flag == "--uid":
             uid = int(args.pop(0))
+        elif flag == "--own-uid":
+            own_uid = True
+        elif flag == "--hide":
+            hide.append(args.pop(0))
+        elif flag == "--keep":
+            keep = args.pop(0)
+    if hide:
+        try:
+            hide_paths(hide, keep or workdir)
+        except OSError as error:
+            # The host side reads this line and refuses to start: a sandbox that was meant to hide must hide.
+            os.write(1, json.dumps({"id": 0, "ok": False, "error": f"could not hide host paths: {error}"}).encode()
+                     + b"\n")
+            sys.exit(3)
     if uid is not None and os.geteuid() == 0:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
     os.chdir(workdir)
-    Supervisor(workdir, clean or [workdir]).serve()
+    Supervisor(workdir, clean or [workdir], own_uid=own_uid).serve()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """`CLI-v0`: the env class, fixture lookup for a task, and the factory `gym.make` calls.
 
 Each episode takes a sandbox from the process-wide warm pool, streams the task's fixture into it as a tar, and
-gives it back (reset) when the episode ends. The verifier (`verify.py`) runs in the same sandbox after `submit`.
+gives it back (reset) when the episode ends. The verifier (`verify.py`) grades in the same sandbox after `submit`,
+once every process of the episode has been ended (`Workspace.seal`).
 """
 
 from __future__ import annotations
@@ -73,17 +74,19 @@ class CliEnv(ToolEnv):
     """Shell tasks in a sandbox. See `make_env` for the arguments."""
 
     def __init__(self, tasks: TaskSet | Sequence[Task] | str | Path, *, backend: str = "auto",
-                 command_timeout: float = 20.0, pool_size: int = 2, **kwargs: Any) -> None:
+                 command_timeout: float = 20.0, pool_size: int = 2, allow_weak_isolation: bool = False,
+                 **kwargs: Any) -> None:
         kwargs.setdefault("system_prompt", SYSTEM_PROMPT)
         kwargs.setdefault("max_turns", 30)
         super().__init__(tasks, TOOLS, **kwargs)
         self.backend = backend
         self.command_timeout = command_timeout
         self.pool_size = pool_size
+        self.allow_weak_isolation = allow_weak_isolation
 
     def begin_episode(self, task: Task) -> Workspace:
         return Workspace.open(fixture_for(task), backend=self.backend, pool_size=self.pool_size,
-                              command_timeout=self.command_timeout)
+                              command_timeout=self.command_timeout, allow_weak_isolation=self.allow_weak_isolation)
 
     def end_episode(self, state: Any) -> None:
         if isinstance(state, Workspace):
@@ -103,11 +106,13 @@ def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, back
     Args:
         tasks: A task file or list (from `agentgym tasks generate|import`); default: the generated set of `seed`
             (made on first use, then cached; see `agentgym_cli.tasks.generate`).
-        backend: Sandbox backend, "docker", "local" or "auto" (Docker where a daemon answers).
+        backend: Sandbox backend, "docker", "local" or "auto" (Docker where a daemon answers; the weaker local
+            backend only with `allow_weak_isolation=True`, `AGENTGYM_ALLOW_WEAK_ISOLATION=1`, or by name).
         seed: Seed of the generated task set when `tasks` is not given.
         fixtures: Workspaces in the generated task set (default 40, about 900 tasks).
         **kwargs: `split`, `families`, `max_turns` (default 30), `command_timeout` (seconds per shell call,
-            default 20), `pool_size` (warm sandboxes, default 2) and the other `ToolEnv` options.
+            default 20), `pool_size` (warm sandboxes, default 2), `allow_weak_isolation` (default False) and the
+            other `ToolEnv` options.
     """
     if tasks is None:
         from agentgym_cli.tasks import DEFAULT_FIXTURES, generate

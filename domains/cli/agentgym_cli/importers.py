@@ -80,7 +80,7 @@ def _realize_all(items: list[tuple[str, Any]], fixture: Any, backend: str, split
     tasks, skipped = [], []
     with click.progressbar(items, label="running gold solutions") as progress:
         for task_id, spec in progress:
-            workspace = Workspace.open(fixture, backend=backend)
+            workspace = Workspace.open(fixture, backend=backend, allow_weak_isolation=True)
             try:
                 tasks.append(realize(spec, fixture, workspace, task_id=task_id, split=split,
                                      metadata={**metadata, "source": spec.template}))
@@ -125,7 +125,7 @@ def import_intercode(source: Path, tree: Path, *, root: str = "/testbed", backen
         prompt = (f"{query}\n\n(The `{relative}/` folder is in your working directory; where the task says "
                   f"`{root}`, use `{relative}`. The output of your last command is your answer, or submit it.)")
         spec = TaskSpec("intercode_bash", f"intercode:{source.name}:{number}", prompt, [shell(gold)],
-                        answer_kind="output", allow_failure=True)
+                        answer_kind="output", allow_failure=True, ordered=output_is_ordered(gold))
         items.append((f"intercode-{source.stem}-{number:04d}", spec))
     return _realize_all(items, fixture, backend, split, strict)
 
@@ -167,6 +167,14 @@ sys.exit(1 if failed else 0)
 '''
 
 
+def output_is_ordered(command: str) -> bool:
+    """Whether the order of `command`'s output lines means something: not when it lists directories without
+    sorting (`find`, `ls -U`, globs fed to a loop), whose order is the file system's and differs between the
+    Docker and local backends; then an InterCode output answer is compared as a multiset of lines."""
+    unordered_source = re.search(r"\bfind\b|\bls\s+-\w*[Uf]|\blocate\b|\bdu\b", command) is not None
+    return not unordered_source or re.search(r"\bsort\b", command) is not None
+
+
 def _tb_tests(folder: Path, root: str) -> list[dict[str, str]]:
     """Hidden test scripts from a task's tests/ folder: pytest-style files run with pytest when the sandbox has it,
     else with a small runner calling every `test*` function; shell scripts run with bash."""
@@ -174,15 +182,19 @@ def _tb_tests(folder: Path, root: str) -> list[dict[str, str]]:
     scripts = []
     for path in sorted(tests_dir.glob("*")) if tests_dir.is_dir() else []:
         text = rewrite_root(path.read_text(encoding="utf-8"), root, ".")
-        target = f".agentgym-tests/tb/{path.name}"
-        write = f"mkdir -p .agentgym-tests/tb && cat > {shlex.quote(target)} <<'AGENTGYM_EOF'\n{text}\nAGENTGYM_EOF\n"
+        # Test files go to the grader's scratch folder (outside the work dir, made after the episode); Python runs
+        # isolated (-I) and pytest loads no conftest.py, pytest.py or plugin the agent may have planted.
+        target = f"$AGENTGYM_SCRATCH/tb/{path.name}"
+        quoted = f'"{target}"'
+        write = f'mkdir -p "$AGENTGYM_SCRATCH/tb" && cat > {quoted} <<\'AGENTGYM_EOF\'\n{text}\nAGENTGYM_EOF\n'
         if path.suffix == ".py" and path.name.startswith("test"):
-            runner = f"cat > .agentgym-tests/tb/_runner.py <<'AGENTGYM_EOF'\n{_PY_RUNNER}\nAGENTGYM_EOF\n"
-            run = (f"if python3 -c 'import pytest' 2>/dev/null; then python3 -m pytest -q -p no:cacheprovider "
-                   f"{shlex.quote(target)}; else python3 .agentgym-tests/tb/_runner.py {shlex.quote(target)}; fi\n")
+            runner = f'cat > "$AGENTGYM_SCRATCH/tb/_runner.py" <<\'AGENTGYM_EOF\'\n{_PY_RUNNER}\nAGENTGYM_EOF\n'
+            run = ("if python3 -I -c 'import pytest' 2>/dev/null; then python3 -I -m pytest -q -p no:cacheprovider "
+                   f'--rootdir "$AGENTGYM_SCRATCH/tb" --confcutdir "$AGENTGYM_SCRATCH/tb" --noconftest {quoted}; '
+                   f'else python3 -I "$AGENTGYM_SCRATCH/tb/_runner.py" {quoted}; fi\n')
             scripts.append({"name": path.name, "script": write + runner + run})
         elif path.suffix == ".sh":
-            scripts.append({"name": path.name, "script": write + f"bash {shlex.quote(target)}\n"})
+            scripts.append({"name": path.name, "script": write + f"bash {quoted}\n"})
     run_tests = folder / "run-tests.sh"
     if not scripts and run_tests.exists():
         scripts.append({"name": "run-tests.sh", "script": rewrite_root(run_tests.read_text(encoding="utf-8"), root, ".")})

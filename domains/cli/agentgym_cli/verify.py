@@ -2,13 +2,21 @@
 
 A task's verifier params say which checks apply:
 
-- `answer_kind`: "none", "number", "text", "lines" (a set of lines or paths, any order), or "output" (a command's
-  output, compared line by line after normalising spaces; imported InterCode tasks). When the agent submits no
-  answer, the stdout of its last `run_shell` call is used, as InterCode does.
+- `answer_kind`: "none", "number" (`agentgym.answers.numbers_match`: relative tolerance 1e-6 of the gold), "text"
+  (`agentgym.answers.normalize_text`), "lines" (a set of lines or paths, any order; exactly the gold's set, so
+  listing extra candidates fails; a list, or text with one item per line, or one line of comma-separated items),
+  or "output" (a command's output, compared line by line in order after normalising spaces; imported InterCode
+  tasks; a line that holds commas is one line). When the agent submits no answer, the stdout of its last
+  `run_shell` call is used, as InterCode does.
 - `expected`: the changes the gold solution made to the fixture (path -> final entry, or None if removed),
   computed at generation time; `check_modes` makes permission bits count; `ignore` lists paths (globs) whose
   state only the tests judge (files whose exact bytes may legitimately differ, such as a JSON edit).
-- `tests`: bash scripts run in the work dir after the episode, each passing when it exits 0.
+- `tests`: bash scripts run in the work dir after the episode, each passing when it exits 0 (and, when the test
+  has a `stdout`, prints exactly that; the expected output stays on the host).
+
+Grading starts by ending every process of the episode (`Workspace.seal`), so nothing the agent left running can
+change the files, the snapshot or the tests while they are read; the snapshot and the tests then run in fresh
+processes of the sandbox's supervisor, with isolated Python and a clean environment (see `Workspace.run_tests`).
 
 The score is 1.0 only when every check passes. The breakdown carries InterCode-style partial credit:
 `state_paths` (overlap of changed paths), `state_content` (share of changed paths with the expected entry),
@@ -17,24 +25,26 @@ The score is 1.0 only when every check passes. The breakdown carries InterCode-s
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 from agentgym import Score, Task, verifier
-from agentgym.rewards import normalize_text, to_number
+from agentgym.answers import normalize_text, numbers_match
 from agentgym.sandbox import SandboxError
 from agentgym_cli.workspace import Workspace, compare_states
 
 
-def _lines(value: Any) -> list[str]:
+def _lines(value: Any, *, split_commas: bool = True) -> list[str]:
+    """The items of a list or output answer, spaces normalised and leading "./" dropped. A single line is split
+    on commas only for a list answer (`split_commas`): a line of a command's output that holds commas is one
+    line. Paths keep their case and dots (not `normalize_text`, which would fold "Data.csv" into "data.csv")."""
     if value is None:
         return []
     if isinstance(value, (list, tuple, set)):
         items = [str(item) for item in value]
     else:
         items = str(value).splitlines()
-        if len(items) == 1 and "," in items[0] and "/" not in items[0]:
+        if split_commas and len(items) == 1 and "," in items[0] and "/" not in items[0]:
             items = items[0].split(",")
     cleaned = []
     for item in items:
@@ -61,12 +71,11 @@ def _f1(got: list[str], gold: list[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def score_answer(kind: str, submission: Any, gold: Any) -> tuple[bool, dict[str, float]]:
-    """Whether `submission` answers like `gold` for this `kind`, and partial-credit components."""
+def score_answer(kind: str, submission: Any, gold: Any, *, ordered: bool = True) -> tuple[bool, dict[str, float]]:
+    """Whether `submission` answers like `gold` for this `kind`, and partial-credit components. An "output" with
+    `ordered=False` (its order is the file system's) compares as a multiset of lines."""
     if kind == "number":
-        number, expected = to_number(submission), to_number(gold)
-        ok = number is not None and expected is not None and math.isclose(number, expected, rel_tol=1e-6,
-                                                                           abs_tol=1e-6)
+        ok = numbers_match(submission, gold, rel_tol=1e-6)
         return ok, {"answer": float(ok)}
     if kind == "text":
         ok = normalize_text(submission if submission is not None else "") == normalize_text(gold)
@@ -75,8 +84,8 @@ def score_answer(kind: str, submission: Any, gold: Any) -> tuple[bool, dict[str,
         got, want = sorted(set(_lines(submission))), sorted(set(_lines(gold)))
         return got == want, {"answer": float(got == want), "answer_f1": _f1(got, want)}
     if kind == "output":
-        got, want = _lines(submission), _lines(gold)
-        ok = got == want or sorted(got) == sorted(want)
+        got, want = _lines(submission, split_commas=False), _lines(gold, split_commas=False)
+        ok = got == want if ordered else sorted(got) == sorted(want)
         return ok, {"answer": float(ok), "answer_f1": _f1(got, want)}
     raise ValueError(f"unknown answer_kind {kind!r}; use none, number, text, lines or output")
 
@@ -84,18 +93,24 @@ def score_answer(kind: str, submission: Any, gold: Any) -> tuple[bool, dict[str,
 @verifier("cli")
 def verify_cli(task: Task, submission: Any, state: Any, *, answer_kind: str = "none",
                expected: dict[str, Any] | None = None, check_modes: bool = False, ignore: list[str] | None = None,
-               tests: list[dict[str, str]] | None = None) -> Score:
+               tests: list[dict[str, str]] | None = None, ordered: bool = True) -> Score:
     """Score a CLI-v0 episode; see the module docstring. `state` is the episode's `Workspace` (or None: then only
     the answer can be checked, and file and test checks fail)."""
     components: dict[str, float] = {}
     passed: list[bool] = []
     notes: list[str] = []
     workspace = state if isinstance(state, Workspace) else None
+    if workspace is not None and (expected is not None or tests):
+        try:
+            workspace.seal()
+        except SandboxError as error:
+            return Score(0.0, {"state": 0.0, "tests": 0.0} if tests else {"state": 0.0},
+                         f"the episode's processes could not be ended before grading: {error}")
     if answer_kind != "none":
         given = submission
         if given is None or (isinstance(given, str) and not given.strip()):
             given = workspace.last_output if workspace is not None else None
-        ok, parts = score_answer(answer_kind, given, task.answer)
+        ok, parts = score_answer(answer_kind, given, task.answer, ordered=ordered)
         components.update(parts)
         passed.append(ok)
         if not ok:

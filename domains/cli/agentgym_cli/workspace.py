@@ -29,8 +29,7 @@ logger = logging.getLogger(__name__)
 # own, and files the shell or editors keep in $HOME (the work dir).
 SKIP_NAMES = (".git", "__pycache__", ".pytest_cache")
 SKIP_TOP = (".bash_history", ".gitconfig", ".lesshst", ".viminfo", ".python_history", ".wget-hsts", ".cache",
-            ".local", ".agentgym-tests")
-TESTS_DIR = ".agentgym-tests"
+            ".local")
 MAX_ENTRIES = 50_000
 # The environment of every command: a fixed locale and time zone (stable `sort`, `date`), no pager or editor that
 # would wait for a terminal. Given to the sandbox at creation, so no command has to set it at reset.
@@ -96,6 +95,38 @@ def _agentgym_snapshot(root, skip, skip_top, limit):
     except OverflowError:
         return None
     return out
+'''
+
+# The hidden-test runner, run by a fresh Python executor after `seal` (the supervisor forks it; it runs `python3
+# -I`, so nothing planted in the work dir is imported). Status -1 means the test timed out.
+GRADER_CODE = r'''
+import json as _j, os as _o, shutil as _sh, subprocess as _sp, tempfile as _t
+def _agentgym_grade(workdir, scripts, timeout):
+    base = _t.mkdtemp(prefix="agentgym-grader-")
+    try:
+        home, scratch = _o.path.join(base, "home"), _o.path.join(base, "scratch")
+        _o.mkdir(home, 0o700); _o.mkdir(scratch, 0o700)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC",
+               "HOME": home, "WORKSPACE": workdir, "AGENTGYM_SCRATCH": scratch, "PAGER": "cat",
+               "GIT_PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_COUNT": "2",
+               "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "false",
+               "GIT_CONFIG_KEY_1": "core.hooksPath", "GIT_CONFIG_VALUE_1": "/dev/null"}
+        results = []
+        for index, script in enumerate(scripts):
+            path = _o.path.join(base, "%02d.sh" % index)
+            fd = _o.open(path, _o.O_WRONLY | _o.O_CREAT | _o.O_EXCL | _o.O_NOFOLLOW, 0o400)
+            with _o.fdopen(fd, "w") as handle:
+                handle.write(script)
+            try:
+                done = _sp.run(["/bin/bash", "--noprofile", "--norc", path], cwd=workdir, env=env,
+                               stdin=_sp.DEVNULL, capture_output=True, timeout=timeout)
+                results.append([done.returncode, done.stdout[-65536:].decode("utf-8", "replace"),
+                                (done.stdout + done.stderr)[-400:].decode("utf-8", "replace")])
+            except _sp.TimeoutExpired:
+                results.append([-1, "", "the test timed out"])
+        return results
+    finally:
+        _sh.rmtree(base, ignore_errors=True)
 '''
 
 Snapshot = dict[str, list[Any]]
@@ -197,13 +228,18 @@ class Workspace:
         self.command_timeout = command_timeout
         self.last_output = ""
         self.commands = 0
+        self.sealed = False
         self._released = False
 
     @classmethod
-    def open(cls, fixture: Fixture, *, backend: str = "auto", pool_size: int = 2,
-             command_timeout: float = 20.0) -> Workspace:
-        """Take a clean sandbox from the shared pool and load `fixture` into it."""
-        pool = get_pool(size=pool_size, backend=backend, env=SHELL_ENV)
+    def open(cls, fixture: Fixture, *, backend: str = "auto", pool_size: int = 2, command_timeout: float = 20.0,
+             allow_weak_isolation: bool = False) -> Workspace:
+        """Take a clean sandbox from the shared pool and load `fixture` into it.
+
+        `allow_weak_isolation` lets `backend="auto"` fall back to the local backend (see `Sandbox.create`).
+        """
+        options = {"allow_weak_isolation": True} if allow_weak_isolation and backend == "auto" else {}
+        pool = get_pool(size=pool_size, backend=backend, env=SHELL_ENV, **options)
         for attempt in range(3):
             sandbox = pool.acquire(timeout=120)
             workspace = cls(sandbox, fixture, command_timeout=command_timeout)
@@ -285,37 +321,46 @@ class Workspace:
             raise RuntimeError("baseline() before load(): the baseline is taken when the fixture is first loaded")
         return cached
 
-    def run_tests(self, tests: list[dict[str, str]], timeout: float = 60.0) -> list[tuple[str, bool, str]]:
-        """Run hidden test scripts in the work dir after the episode: (name, passed, output tail) for each.
+    def seal(self) -> bool:
+        """End every process of the episode (background jobs, `nohup`, `setsid`, double forks, processes that
+        ignore SIGTERM) so that nothing the agent started runs while the grader reads the final state.
 
-        Each script runs with bash in a clean environment (not the agent's shell), with `$WORKSPACE` set to the
-        work dir and the current directory there. The scripts are written only now, so the agent never saw them.
+        Return whether the sandbox could prove it reached them all (False only for a local sandbox without
+        namespaces running as the caller's own user id).
+        """
+        self.sealed = self.sandbox.kill_processes()
+        if not self.sealed:
+            logger.warning("CLI-v0: this sandbox cannot guarantee that every agent process was ended before "
+                           "grading (%s)", self.sandbox.isolation)
+        return self.sealed
+
+    def run_tests(self, tests: list[dict[str, str]], timeout: float = 60.0) -> list[tuple[str, bool, str]]:
+        """Run hidden test scripts after the episode: (name, passed, output tail) for each.
+
+        Call `seal` first. The grader makes a fresh directory (random name, mode 0700) outside the work dir only
+        now, writes each script there without following links (`O_CREAT | O_EXCL | O_NOFOLLOW`), and runs it
+        with `/bin/bash --noprofile --norc` from the work dir in a clean environment: a fixed PATH, HOME in the
+        grader's directory, `$WORKSPACE` (the work dir) and `$AGENTGYM_SCRATCH` (an empty folder for the test's
+        own inputs), no variable of the agent's shell. A test passes when it exits 0 and, if it carries a
+        `stdout`, when what it printed is exactly that: expected outputs stay on the host, never in the sandbox.
         """
         if not tests:
             return []
-        files = {f"{TESTS_DIR}/{index:02d}.sh": test["script"] for index, test in enumerate(tests)}
-        self.sandbox.put_files(files)
-        code = (
-            "import subprocess as _sp, json as _j, os as _o\n"
-            "_env = {'PATH': '/usr/local/bin:/usr/bin:/bin', 'LC_ALL': 'C.UTF-8', 'LANG': 'C.UTF-8', 'TZ': 'UTC',"
-            f" 'HOME': {self.root!r}, 'WORKSPACE': {self.root!r}, 'GIT_PAGER': 'cat', 'PAGER': 'cat'}}\n"
-            "_results = []\n"
-            f"for _name in {sorted(files)!r}:\n"
-            "    try:\n"
-            f"        _done = _sp.run(['/bin/bash', '--noprofile', '--norc', _o.path.join({self.root!r}, _name)],"
-            f" cwd={self.root!r}, env=_env, stdin=_sp.DEVNULL, capture_output=True, timeout={timeout})\n"
-            "        _results.append([_done.returncode == 0, (_done.stdout + _done.stderr)[-400:]"
-            ".decode('utf-8', 'replace')])\n"
-            "    except _sp.TimeoutExpired:\n"
-            "        _results.append([False, 'the test timed out'])\n"
-            "print(_j.dumps(_results))\n"
-        )
-        result = self.sandbox.run_python(code, timeout=timeout * len(files) + 30)
+        request = json.dumps([test["script"] for test in tests])
+        code = GRADER_CODE + f"\nprint(_j.dumps(_agentgym_grade({self.root!r}, _j.loads({request!r}), {timeout!r})))\n"
+        result = self.sandbox.run_python(code, timeout=timeout * len(tests) + 30)
         if not result.ok:
             raise SandboxError(f"the hidden tests could not run: {result.stderr[-500:]}")
         outcomes = json.loads(result.stdout)
-        return [(test.get("name", f"test {index}"), bool(passed), str(output))
-                for index, (test, (passed, output)) in enumerate(zip(tests, outcomes))]
+        graded = []
+        for index, (test, (status, stdout, tail)) in enumerate(zip(tests, outcomes)):
+            passed = status == 0
+            want = test.get("stdout")
+            if passed and want is not None and stdout.rstrip("\n") != str(want).rstrip("\n"):
+                passed = False
+                tail = "the output differs from the expected one:\n" + stdout[-300:]
+            graded.append((test.get("name", f"test {index}"), passed, str(tail)))
+        return graded
 
     def close(self) -> None:
         """Give the sandbox back to its pool (it is reset before its next use). Idempotent."""

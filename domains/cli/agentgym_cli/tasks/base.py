@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym import Task, VerifierSpec
-from agentgym.rewards import to_number
+from agentgym.answers import parse_number
 from agentgym_cli.data.fixtures import Fixture
 from agentgym_cli.tools import TOOLS
 from agentgym_cli.verify import _lines, score_answer
@@ -50,6 +50,7 @@ class TaskSpec:
     tests: list[dict[str, str]] = field(default_factory=list)
     difficulty: str = "medium"
     allow_failure: bool = False  # imported gold commands may exit non-zero (InterCode keeps such tasks)
+    ordered: bool = True  # an "output" answer compares in order, unless its order is the file system's
 
 
 def shell(command: str) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def set_test(name: str, produced: str, expected: list[str]) -> dict[str, str]:
 def parse_answer(kind: str, output: str) -> Any:
     """The gold answer from the gold solution's last output."""
     if kind == "number":
-        number = to_number(output.strip())
+        number = parse_number(output.strip())
         if number is None:
             raise GenerationError(f"the gold output {output[:200]!r} holds no number")
         return int(number) if float(number).is_integer() else number
@@ -108,6 +109,8 @@ def realize(spec: TaskSpec, fixture: Fixture, workspace: Workspace, *, task_id: 
             raise GenerationError(f"{task_id}: the gold command printed {answer!r} but the fixture says "
                                   f"{spec.expected_answer!r}")
     params: dict[str, Any] = {"answer_kind": spec.answer_kind}
+    if spec.answer_kind == "output" and not spec.ordered:
+        params["ordered"] = False
     if spec.check_state:
         final = workspace.snapshot()
         if final is None:

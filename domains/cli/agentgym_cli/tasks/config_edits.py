@@ -15,7 +15,7 @@ FAMILY = "config_edits"
 def _json_test(path: str, expected: object) -> dict[str, str]:
     code = (f"import json, sys; got = json.load(open({path!r})); want = json.loads({json.dumps(expected)!r}); "
             "sys.exit(0 if got == want else 'settings differ: ' + json.dumps(got))")
-    return {"name": f"{path} holds the expected settings", "script": f"python3 -c {shlex.quote(code)}\n"}
+    return {"name": f"{path} holds the expected settings", "script": f"python3 -I -c {shlex.quote(code)}\n"}
 
 
 def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
