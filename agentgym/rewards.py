@@ -250,12 +250,13 @@ def combine(score: float, components: Mapping[str, float], weights: Mapping[str,
             submitted: bool | None = None) -> float:
     """The episode reward from the verifier's `score` in [0, 1] and the shaping `components`.
 
-    Without weights the reward is the verifier's score. With weights it is
-    `score * answer_weight + shaping_bonus(components, weights)` for a submitted episode, and 0 for one that
-    was not submitted (truncated or abandoned), whatever the weights. The shaping is at most
-    `SHAPING_CAP * answer_weight` (half of it), so a wrong answer (score 0) with perfect shaping earns at most
-    half of what a correct answer (score 1) earns with the worst shaping. Shaping never changes success,
-    which is the verifier's score alone.
+    Without weights the reward is the verifier's score. With weights, an episode that was not submitted
+    (truncated or abandoned) earns 0 whatever the weights, and a submitted one earns
+    `score * answer_weight + bonus`, where `bonus` is `shaping_bonus(components, weights)` further capped at
+    `SHAPING_CAP * (1 - score) * answer_weight` when the score is below 1. So any episode that is not a success
+    earns at most `(1 + score) / 2 * answer_weight`, strictly less than a correct answer (score 1) with the
+    worst shaping: no amount of shaping, and no partial credit plus shaping, outscores solving the task.
+    Shaping never changes success, which is the verifier's score alone.
 
     `submitted` defaults to `components["submitted"]` (as the env's breakdown reports it), else True.
     """
@@ -265,4 +266,8 @@ def combine(score: float, components: Mapping[str, float], weights: Mapping[str,
         return float(score) if submitted else 0.0
     if not submitted:
         return 0.0
-    return float(score) * _answer_weight(weights) + shaping_bonus(components, weights)
+    answer_weight = _answer_weight(weights)
+    bonus = shaping_bonus(components, weights)
+    if score < 1.0:
+        bonus = min(bonus, SHAPING_CAP * (1.0 - float(score)) * answer_weight)
+    return float(score) * answer_weight + bonus

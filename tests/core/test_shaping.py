@@ -124,3 +124,14 @@ def test_success_is_the_verifier_score_not_the_shaped_reward() -> None:
     assert episode_success({"answer": 1.0}, terminated=True)
     assert not episode_success({"answer": 1.0}, terminated=True, error="agent: context overflow")
     assert not episode_success({"answer": 0.0, "format": 1.0}, terminated=True, threshold=0.0 + 1e-9)
+
+
+def test_partial_credit_plus_shaping_never_reaches_a_correct_answer() -> None:
+    from agentgym.rewards import combine
+
+    weights = {"answer": 1.0, "format": 1.0, "schema": 1.0, "execution": 1.0, "process": 1.0}
+    perfect = {"format": 1.0, "schema": 1.0, "execution": 1.0, "process": 1.0, "submitted": 1.0}
+    worst = {"format": 0.0, "schema": 0.0, "execution": 0.0, "process": 0.0, "submitted": 1.0}
+    correct_worst = combine(1.0, worst, weights)
+    for partial in (0.0, 0.5, 0.9, 0.99, 0.999999):
+        assert combine(partial, perfect, weights) < correct_worst, partial
