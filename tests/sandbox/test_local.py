@@ -126,15 +126,75 @@ def test_backend_is_chosen_by_environment_variable(monkeypatch: pytest.MonkeyPat
         Sandbox.create()
 
 
-def test_auto_falls_back_to_local_with_a_warning_when_no_daemon_answers(
-        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+def test_auto_never_falls_back_to_local_silently(monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
     from agentgym.sandbox import backends
 
     monkeypatch.delenv("AGENTGYM_SANDBOX", raising=False)
+    monkeypatch.delenv("AGENTGYM_ALLOW_WEAK_ISOLATION", raising=False)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
     monkeypatch.setattr(backends, "_auto_choice", {})
+    # Without permission, auto refuses, and says exactly how to fix it.
+    with pytest.raises(SandboxError, match="setup-docker.sh.*allow_weak_isolation=True.*AGENTGYM_ALLOW_WEAK_ISOLATION=1"):
+        choose_backend("auto")
+    with pytest.raises(SandboxError, match="no Docker daemon answers"):
+        Sandbox.create()
+    # With the flag or the variable it takes the local backend, with a warning.
     with caplog.at_level("WARNING"):
-        assert choose_backend("auto") == "local"
-    assert "weaker than Docker's" in caplog.text and "setup-docker.sh" in caplog.text
+        assert choose_backend("auto", allow_weak_isolation=True) == "local"
+    assert "weaker than Docker's" in caplog.text
+    monkeypatch.setenv("AGENTGYM_ALLOW_WEAK_ISOLATION", "1")
+    assert choose_backend("auto") == "local"
+    with Sandbox.create() as sandbox:
+        assert sandbox.backend == "local"
     with pytest.raises(SandboxError, match="no Docker daemon answers.*setup-docker.sh"):
         Sandbox.create(backend="docker")
+
+
+def test_kill_processes_ends_every_process_the_agent_left_and_keeps_the_files(local: Sandbox) -> None:
+    local.run("echo kept > note.txt; sleep 1000 & nohup sh -c 'trap \"\" TERM HUP; while :; do sleep 1; done' "
+              ">/dev/null 2>&1 & setsid sleep 999 < /dev/null > /dev/null 2>&1 & ( ( sleep 998 & ) & )")
+    assert local.kill_processes() is True
+    listing = local.run("ps -eo args | grep -c '[s]leep 99' || true").stdout.strip()
+    assert listing == "0"
+    assert local.get_file("note.txt") == b"kept\n"
+
+
+def test_isolation_says_what_the_local_backend_protects(local: Sandbox) -> None:
+    text = local.isolation
+    assert text.startswith("local (weak isolation)")
+    assert "cannot read" in text or "CAN read" in text
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or "--mount-proc" not in namespace_prefix(),
+                    reason="hiding host paths needs a private mount namespace (root, or a user namespace)")
+def test_the_cache_and_the_home_are_hidden_from_the_sandbox(local: Sandbox, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentgym.cache import cache_root
+
+    cache = cache_root()
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / "redteam-secret.txt").write_text("the answer is 42")
+    try:
+        with Sandbox.create(backend="local") as sandbox:
+            result = sandbox.run(f"cat {cache}/redteam-secret.txt; ls -A {Path.home()}; echo done")
+            assert "42" not in result.stdout
+            assert result.stdout.strip().splitlines()[-1] == "done"
+            assert result.stdout.strip() == "done"  # the home looks empty
+            other = local.root  # type: ignore[attr-defined]
+            assert "No such file" in sandbox.run(f"ls {other}/work").stderr  # another sandbox is hidden too
+    finally:
+        (cache / "redteam-secret.txt").unlink()
+
+
+def test_local_backend_works_when_the_temp_dir_is_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    private = tmp_path / "private-tmp"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    with Sandbox.create(backend="local") as sandbox:
+        assert sandbox.run("echo hi > f && cat f && pwd").stdout.startswith("hi\n")
+        assert sandbox.get_file("f") == b"hi\n"
+        if os.geteuid() == 0:  # it dropped to its own uid: its work root must be one that uid can enter
+            assert not str(sandbox.root).startswith(str(private))  # type: ignore[attr-defined]
