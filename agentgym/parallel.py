@@ -312,6 +312,9 @@ def _drive(specs: Sequence[EpisodeSpec], submit: Callable[[EpisodeSpec], futures
             on_broken()
 
 
+_CARRIED_ENV = ("AGENTGYM_SANDBOX", "AGENTGYM_ALLOW_WEAK_ISOLATION", "AGENTGYM_CACHE")
+
+
 class _RayWorkerPool:
     """`workers` Ray actors each holding a `RolloutWorker`; a dead actor is replaced by a fresh one."""
 
@@ -324,7 +327,11 @@ class _RayWorkerPool:
         self.actors = [self.new_actor() for _ in range(workers)]
 
     def new_actor(self) -> Any:
-        return self.actor_class.remote(self.config)
+        # Actors on other machines do not inherit this process's environment: carry over the variables that
+        # choose and allow a sandbox backend, so a remote worker grades under the same isolation as this one.
+        carried = {name: os.environ[name] for name in _CARRIED_ENV if name in os.environ}
+        options = {"runtime_env": {"env_vars": carried}} if carried else {}
+        return self.actor_class.options(**options).remote(self.config)
 
     def kill(self, actor: Any) -> None:
         self.ray.kill(actor, no_restart=True)
