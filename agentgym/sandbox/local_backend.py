@@ -218,7 +218,7 @@ class LocalSandbox(Sandbox):
     def __init__(self, *, memory: str, pids: int, workdir: str, workdir_size: str, env: dict[str, str],
                  max_output: int, python_prelude: str | None) -> None:
         self.drop_privileges = os.geteuid() == 0
-        self.root = Path(tempfile.mkdtemp(prefix="sandbox-", dir=work_root(self.drop_privileges)))
+        self.root = Path(tempfile.mkdtemp(prefix=f"sandbox-{os.getpid()}-", dir=work_root(self.drop_privileges)))
         self.virtual_workdir = workdir.rstrip("/") or "/"
         real_workdir = self.root / "work"
         self.tmpdir = self.root / "tmp"

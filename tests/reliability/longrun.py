@@ -249,7 +249,13 @@ def run(total: int, *, fhir_store: Path, cli_tasks: Path, cli_backend: str, roun
     `task_limit`: see `LongRun.task_id`. `kill_every`: kill a CLI container every that many CLI episodes."""
     from agentgym.sandbox import close_pools
 
+    from agentgym.sandbox.local_backend import work_root
+
     started = time.monotonic()
+    # Local sandboxes live under a work root their dropped uid can enter, which a private temp dir is not: count
+    # what this run leaves there too (named by this process's pid: other processes' sandboxes come and go).
+    sandbox_root = work_root(os.geteuid() == 0) if cli_backend == "local" else None
+    sandboxes_before = set(os.listdir(sandbox_root)) if sandbox_root else set()
     temp_root = Path(tempfile.mkdtemp(prefix="agentgym-longrun-"))
     saved_tempdir = tempfile.tempdir
     tempfile.tempdir = str(temp_root)
@@ -286,6 +292,10 @@ def run(total: int, *, fhir_store: Path, cli_tasks: Path, cli_backend: str, roun
             time.sleep(0.5)
             report.containers_left = my_containers()
         report.temp_entries_left = sorted(os.listdir(temp_root))
+        if sandbox_root is not None:
+            mine = {name for name in set(os.listdir(sandbox_root)) - sandboxes_before
+                    if name.startswith(f"sandbox-{os.getpid()}-")}
+            report.temp_entries_left += sorted(str(sandbox_root / name) for name in mine)
     finally:
         long_run.close()
         tempfile.tempdir = saved_tempdir
