@@ -99,6 +99,13 @@ def _doctor_local() -> bool:
                                                                    " (processes only when run as root)"))
     if os.geteuid() == 0:
         _report(True, "runs code as an unprivileged uid of its own (>= 100000), not root")
+    try:
+        from agentgym.sandbox import Sandbox, SandboxError
+
+        with Sandbox.create(backend="local") as box:
+            click.echo(f"  what it protects: {box.isolation}")
+    except SandboxError as error:
+        ok &= _report(False, "a local sandbox starts", str(error))
     return ok
 
 
@@ -110,13 +117,18 @@ def doctor() -> None:
     Example:
         agentgym sandbox doctor
     """
+    from agentgym.sandbox import SandboxError
     from agentgym.sandbox.backends import choose_backend
 
     docker_ok = _doctor_docker()
     local_ok = _doctor_local()
     requested = os.environ.get("AGENTGYM_SANDBOX", "auto") or "auto"
     logging.disable(logging.WARNING)
-    click.echo(f"AGENTGYM_SANDBOX={requested}: Sandbox.create() uses the {choose_backend('auto')} backend")
+    try:
+        chosen = choose_backend("auto")
+        click.echo(f"AGENTGYM_SANDBOX={requested}: Sandbox.create() uses the {chosen} backend")
+    except SandboxError as error:
+        click.echo(f"AGENTGYM_SANDBOX={requested}: Sandbox.create() refuses to start: {error}")
     if not (docker_ok or local_ok):
         sys.exit(1)
 

@@ -248,7 +248,6 @@ def run(total: int, *, fhir_store: Path, cli_tasks: Path, cli_backend: str, roun
     """Play about `total` episodes in `rounds` rounds; the first WARMUP_ROUNDS rounds are warm-up.
     `task_limit`: see `LongRun.task_id`. `kill_every`: kill a CLI container every that many CLI episodes."""
     from agentgym.sandbox import close_pools
-
     from agentgym.sandbox.local_backend import work_root
 
     started = time.monotonic()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import shlex
 import tarfile
 from pathlib import Path
 from typing import Any
