@@ -194,13 +194,15 @@ class SqlEnv(ToolEnv):
 
     # ------------------------------------------------------------------ per-turn process signals
     def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
-        """For execute_sql and submit: parses (sqlglot, this dialect), names_exist (only real tables and
-        columns) and, for execute_sql, executes.
+        """For execute_sql and submit: parses (the query is valid SQL of this engine), names_exist (it names only
+        real tables and columns) and, for execute_sql, executes.
 
-        Signals cannot be farmed: a query already seen in the episode (same text, ignoring case and spacing)
-        earns none, nor does a parsed query that reads no table ("SELECT 1" padding). How close a result is to
-        the gold is not a per-call signal (repeating a near-miss would raise it); the verifier reports the
-        submitted result's overlap once, as `verifier/overlap`.
+        The engine answers where it can (`Engine.inspect`: SQLite's compiler and authorizer, DuckDB's binder
+        and parser), so a step costs no parser of ours; elsewhere, and for errors the engine's message does not
+        settle, sqlglot reads the query. Signals cannot be farmed: a query already seen in the episode (same
+        text, ignoring case and spacing) earns none, nor does a query that reads no table ("SELECT 1"
+        padding). How close a result is to the gold is not a per-call signal (repeating a near-miss would raise
+        it); the verifier reports the submitted result's overlap once, as `verifier/overlap`.
         """
         if call.name not in ("execute_sql", "submit") or not isinstance(call.arguments, dict):
             return {}
@@ -213,17 +215,30 @@ class SqlEnv(ToolEnv):
         if seen in state.seen_queries:
             return {}
         state.seen_queries.add(seen)
+        names = state.engine.inspect(sql) if sql else None
+        if names is None:
+            signals = self._parsed_signals(sql, state)
+            if signals is None:
+                return {}
+        elif names.parses and not names.tables:
+            return {}
+        else:
+            signals = {"parses": float(names.parses), "names_exist": float(names.names_exist)}
+        if call.name == "execute_sql":
+            signals["executes"] = float(outcome.ok)
+        return signals
+
+    def _parsed_signals(self, sql: str, state: SqlEpisode) -> dict[str, float] | None:
+        """parses and names_exist from sqlglot's tree of `sql` (None: it reads no table, so earns nothing)."""
         signals = {"parses": 0.0, "names_exist": 0.0}
         try:
             tree = _parse(sql, self.backend)
             if not any(table.name for table in tree.find_all(exp.Table)):
-                return {}
+                return None
             signals["parses"] = 1.0
             signals["names_exist"] = float(self._names_exist(tree, state))
         except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError, SqlError):
             pass  # a query that does not parse, or a database that cannot be read, earns no signal
-        if call.name == "execute_sql":
-            signals["executes"] = float(outcome.ok)
         return signals
 
     def _names_exist(self, tree: exp.Expression, state: SqlEpisode) -> bool:

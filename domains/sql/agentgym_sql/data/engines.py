@@ -46,6 +46,16 @@ class QueryResult:
         return self.total_rows > len(self.rows)
 
 
+@dataclass(frozen=True)
+class QueryNames:
+    """What an engine's compiler says about a query it did not need to run: whether its parser accepted the
+    text, whether every table and column it names resolved, and which tables it reads (lower-cased)."""
+
+    parses: bool
+    names_exist: bool
+    tables: frozenset[str]
+
+
 @dataclass
 class ColumnInfo:
     name: str
@@ -62,6 +72,7 @@ class TableInfo:
 
 
 _COMMENT = re.compile(r"^\s*(?:--[^\n]*(?:\n|$)|/\*.*?\*/)", re.DOTALL)
+_FIRST_WORD = re.compile(r"[(\s]*(\S+)")
 
 
 def check_query(sql: object) -> str:
@@ -72,7 +83,8 @@ def check_query(sql: object) -> str:
         raise SqlError(f"the query is {len(sql):,} characters long; the limit is {MAX_QUERY_CHARS:,}. "
                        "Write a shorter query (filter with WHERE instead of listing values).")
     try:
-        sql.encode("utf-8")
+        if not sql.isascii():
+            sql.encode("utf-8")
     except UnicodeEncodeError as error:
         raise SqlError(f"the query is not valid UTF-8 (bad character at position {error.start}); "
                        "remove the invalid characters and retry") from None
@@ -86,12 +98,13 @@ def check_query(sql: object) -> str:
     if _has_several_statements(text):
         raise SqlError("only one statement per call is allowed; send each SELECT in its own execute_sql call")
     head = text
-    while True:
+    while head[:1] in "-/" or head[:1].isspace():  # leading comments (only these can hide the first word)
         stripped = _COMMENT.sub("", head, count=1)
         if stripped == head:
             break
         head = stripped
-    first = head.lstrip("( \t\r\n").split(None, 1)[0].lower() if head.strip("( \t\r\n") else ""
+    word = _FIRST_WORD.match(head)
+    first = word.group(1).lower() if word else ""
     if first not in ALLOWED_START:
         raise SqlError(f"{first.upper() or 'this'} statements are not allowed: the database is read-only and "
                        "only SELECT queries (optionally starting with WITH) may run. Use list_tables and "
@@ -119,26 +132,18 @@ def _has_several_statements(text: str) -> bool:
     return cut is not None and bool(text[cut + 1:].strip())
 
 
+# One token the statement splitter must step over (a string, quoted identifier or comment, each possibly
+# unterminated) or the semicolon it looks for; everything else is skipped by the regex engine itself.
+_SKIPPED_OR_SEMICOLON = re.compile(r"""'[^']*'?|"[^"]*"?|`[^`]*`?|\[[^\]]*\]?|--[^\n]*|/\*(?:.*?\*/|.*\Z)|;""", re.DOTALL)
+
+
 def _statement_end(text: str) -> int | None:
     """Index of the first semicolon outside strings, identifiers and comments, or None."""
-    quote: str | None = None
-    index, length = 0, len(text)
-    while index < length:
-        char = text[index]
-        if quote:
-            if char == quote:
-                quote = None
-        elif char in "'\"`[":
-            quote = "]" if char == "[" else char
-        elif text.startswith("--", index):
-            newline = text.find("\n", index)
-            index = length if newline < 0 else newline
-        elif text.startswith("/*", index):
-            end = text.find("*/", index + 2)
-            index = length if end < 0 else end + 1
-        elif char == ";":
-            return index
-        index += 1
+    if ";" not in text:
+        return None
+    for token in _SKIPPED_OR_SEMICOLON.finditer(text):
+        if token.group() == ";":
+            return token.start()
     return None
 
 
@@ -176,6 +181,12 @@ class Engine:
         return '"' + identifier.replace('"', '""') + '"'
 
     driver_errors: tuple[type[Exception], ...] = ()
+
+    def inspect(self, sql: str) -> QueryNames | None:
+        """The engine's own judgement of `sql` (see `QueryNames`), without reading any row; None where this
+        engine cannot tell (a statement `check_query` refuses, an error it cannot classify, or a backend with
+        no such hook): callers then fall back to a parser of their own."""
+        return None
 
     def schema_names(self) -> dict[str, set[str]]:
         """Lower-cased table name -> lower-cased column names (for the 'names exist' process signal).
@@ -241,8 +252,13 @@ class SqliteEngine(Engine):
         self._connection = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         self._connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         self._connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_QUERY_CHARS * 4)
-        self._connection.set_authorizer(_sqlite_authorizer)
-        self._connection.text_factory = lambda data: data.decode("utf-8", "replace")
+        # The authorizer sees every table a statement reads while SQLite compiles it; those names are kept per
+        # query text, since a statement served from sqlite3's statement cache is not compiled (nor authorized)
+        # again. `inspect` answers from them without a parser of our own.
+        self._compiled: list[str | None] = []  # what the authorizer saw while the current statement compiled
+        self._tables_by_text: dict[str, frozenset[str]] = {}
+        self._last_checked = ("", "")  # (a query `execute` was given, its text as check_query returned it)
+        self._connection.set_authorizer(_recording_authorizer(self._compiled))
         self._deadline = float("inf")
         self._connection.set_progress_handler(self._check_deadline, 20000)  # ~1 ms of VM work per check
         self._describe_cache: dict[str, TableInfo] = {}
@@ -253,14 +269,19 @@ class SqliteEngine(Engine):
     def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None, *,
                 count_rest: bool = True) -> QueryResult:
         text = check_query(sql)
+        self._last_checked = (sql, text)
         limit = self.timeout_s if timeout_s is None else timeout_s
         self._deadline = time.monotonic() + limit
         try:
-            cursor = self._connection.execute(text)
-            columns = [d[0] for d in cursor.description or ()]
-            first = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
-            rows, total = _collect(first, lambda size=4096: cursor.fetchmany(size), max_rows, count_rest)
-            cursor.close()
+            try:
+                return self._run(text, max_rows, count_rest)
+            except sqlite3.OperationalError as error:
+                if not str(error).startswith("Could not decode to UTF-8") or self._connection.text_factory is not str:
+                    raise
+                # Text that is not valid UTF-8: from now on decode with replacement characters (valid text reads
+                # the same either way), and run the query again within the same deadline.
+                self._connection.text_factory = _decode_with_replacement
+                return self._run(text, max_rows, count_rest)
         except sqlite3.OperationalError as error:
             if str(error) == "interrupted":
                 raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
@@ -272,7 +293,59 @@ class SqliteEngine(Engine):
             raise SqlError(f"SQLite error: {error}") from None
         finally:
             self._deadline = float("inf")
+
+    def _run(self, text: str, max_rows: int | None, count_rest: bool) -> QueryResult:
+        compiled = self._compiled
+        compiled.clear()
+        cursor = self._connection.execute(text)
+        if compiled:  # compiled now, not served from the statement cache: remember what it reads
+            self._remember(text, compiled)
+        description = cursor.description
+        columns = [d[0] for d in description] if description else []
+        if max_rows is None:
+            rows = cursor.fetchall()
+            total = len(rows)
+        else:
+            rows = cursor.fetchmany(max_rows)
+            total = len(rows)
+            if total >= max_rows:  # fewer rows than asked for: the result is already exhausted
+                if not count_rest:
+                    total += 1 if cursor.fetchmany(1) else 0
+                else:
+                    while batch := cursor.fetchmany(4096):
+                        total += len(batch)
+        cursor.close()
         return QueryResult(columns, rows, total)
+
+    def _remember(self, text: str, compiled: list[str | None]) -> frozenset[str]:
+        tables = frozenset({name.lower() for name in set(compiled) if name})
+        if len(self._tables_by_text) >= _REMEMBERED_QUERIES:  # far more than sqlite3 caches (128 statements)
+            self._tables_by_text.clear()
+        self._tables_by_text[text] = tables
+        return tables
+
+    def inspect(self, sql: str) -> QueryNames | None:
+        """SQLite's compiler on `sql`: the tables the authorizer saw when the query last compiled, else an
+        `EXPLAIN` of it (compiled, never run). A query that compiles parses and names only what exists."""
+        checked, text = self._last_checked  # most often the query `execute` just ran
+        if sql != checked:
+            try:
+                text = check_query(sql)
+            except SqlError:
+                return None
+        tables = self._tables_by_text.get(text)
+        if tables is not None:
+            return QueryNames(parses=True, names_exist=True, tables=tables)
+        compiled = self._compiled
+        compiled.clear()
+        self._deadline = time.monotonic() + self.timeout_s
+        try:
+            self._connection.execute("EXPLAIN " + text).close()
+        except sqlite3.Error as error:
+            return _classify_compile_error(str(error))
+        finally:
+            self._deadline = float("inf")
+        return QueryNames(parses=True, names_exist=True, tables=self._remember(text, compiled))
 
     def tables(self) -> list[str]:
         rows = self._connection.execute(
@@ -296,6 +369,42 @@ class SqliteEngine(Engine):
 
     def close(self) -> None:
         self._connection.close()
+
+
+_REMEMBERED_QUERIES = 4096
+_SQLITE_SYNTAX_ERRORS = ("syntax error", "incomplete input", "unrecognized token")
+_NO_SUCH_TABLE = re.compile(r"^no such table: (?:\w+\.)?(.+)$")
+
+
+def _recording_authorizer(compiled: list[str | None]) -> Any:
+    """`_sqlite_authorizer`, noting in `compiled` each table read (and None for every other action)."""
+    record = compiled.append
+    read, select, allowed, judge = sqlite3.SQLITE_READ, sqlite3.SQLITE_SELECT, sqlite3.SQLITE_OK, _sqlite_authorizer
+
+    def authorize(action: int, arg1: str | None, arg2: str | None, database: str | None,
+                  source: str | None) -> int:
+        if action == read:  # the most frequent call by far: one per column read
+            record(arg1)
+            return allowed
+        record(None)
+        return allowed if action == select else judge(action, arg1, arg2, database, source)
+
+    return authorize
+
+
+def _decode_with_replacement(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _classify_compile_error(message: str) -> QueryNames | None:
+    """What a compile error says: the text does not parse, or names a table that does not exist; None when
+    the message is neither (an unknown column, say, where only a parser can tell whether a table was named)."""
+    if any(marker in message for marker in _SQLITE_SYNTAX_ERRORS):
+        return QueryNames(parses=False, names_exist=False, tables=frozenset())
+    missing = _NO_SUCH_TABLE.match(message)
+    if missing:
+        return QueryNames(parses=True, names_exist=False, tables=frozenset({missing.group(1).lower()}))
+    return None
 
 
 def _sqlite_message(error: Exception) -> str:
@@ -382,6 +491,7 @@ class DuckdbEngine(Engine):
         self.timeout_s = timeout_s
         self._cursor = _duckdb_database(self.path).cursor()
         self._describe_cache: dict[str, TableInfo] = {}
+        self._bound: dict[str, None] = {}  # texts of queries that ran: DuckDB's binder resolved every name
 
     def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None, *,
                 count_rest: bool = True) -> QueryResult:
@@ -395,6 +505,9 @@ class DuckdbEngine(Engine):
             columns = [d[0] for d in self._cursor.description or ()]
             first = self._cursor.fetchall() if max_rows is None else self._cursor.fetchmany(max_rows)
             rows, total = _collect(first, lambda size=4096: self._cursor.fetchmany(size), max_rows, count_rest)
+            if len(self._bound) >= _REMEMBERED_QUERIES:
+                self._bound.clear()
+            self._bound[text] = None
         except duckdb.InterruptException:
             raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
                            "conditions so it reads fewer rows") from None
@@ -406,6 +519,22 @@ class DuckdbEngine(Engine):
         finally:
             _watchdog.disarm(ticket)
         return QueryResult(columns, rows, total)
+
+    def inspect(self, sql: str) -> QueryNames | None:
+        """For a query that ran here (so DuckDB bound every name), the tables DuckDB's parser finds in it."""
+        import duckdb
+
+        try:
+            text = check_query(sql)
+        except SqlError:
+            return None
+        if text not in self._bound:
+            return None
+        try:
+            tables = self._cursor.get_table_names(text)
+        except duckdb.Error:
+            return None
+        return QueryNames(parses=True, names_exist=True, tables=frozenset(name.lower() for name in tables))
 
     def tables(self) -> list[str]:
         return [row[0] for row in self._cursor.execute(
