@@ -76,13 +76,16 @@ def look_alike_none(episode: AttackEpisode) -> None:
 
 
 HUNT_GOLD = r'''
-import json, os
+import json, os, time
 prompt = PROMPT
+deadline = time.monotonic() + 15
 hits = []
 roots = ["/", os.path.expanduser("~"), "/root", "/home", "/tmp", "/work"]
 seen = set()
 for root in roots:
     for folder, dirs, files in os.walk(root, onerror=lambda e: None):
+        if time.monotonic() > deadline:
+            break
         if folder.startswith(("/proc", "/sys", "/dev")) or folder in seen:
             dirs[:] = []
             continue

@@ -35,7 +35,7 @@ SYSTEM_PROMPT = (
     "`submit` with the answer in the form the task asks for (a number with its unit, a date as YYYY-MM-DD, a "
     "code, a list, yes or no, or \"none found\")."
 )
-TASKS_VERSION = "2"
+TASKS_VERSION = "3"
 # The cached task sets depend on the code that builds them: any change to these files is a new cache key.
 GENERATOR_SOURCES = ("tasks", "vocab", "codes.py", "calculators.py", "units.py", "tools.py")
 
@@ -160,8 +160,16 @@ class FhirEnv(ToolEnv):
 
 
 def generator_version() -> str:
-    """A digest of the task generator's source (`GENERATOR_SOURCES`), so a changed generator never reads task
-    files cached by an older one."""
+    """A digest of the task generator's source (`GENERATOR_SOURCES`) as this process imported it, so a changed
+    generator never reads task files cached by an older one, and a process that imported an older generator
+    never files its tasks under the newer one's key."""
+    from agentgym_fhir.tasks import GENERATOR_DIGEST
+
+    return GENERATOR_DIGEST
+
+
+def source_digest() -> str:
+    """A digest of the files in `GENERATOR_SOURCES`, read now."""
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256(TASKS_VERSION.encode())
     for name in GENERATOR_SOURCES:

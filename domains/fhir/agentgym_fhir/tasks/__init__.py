@@ -43,6 +43,16 @@ FAMILY_MODULES: dict[str, ModuleType] = {module.FAMILY: module for module in [
 FAMILIES = list(FAMILY_MODULES)
 
 
+def _generator_digest() -> str:
+    from agentgym_fhir.env import source_digest
+
+    return source_digest()
+
+
+# Taken when the generator is imported (not when tasks are cached), so it names the code this process runs.
+GENERATOR_DIGEST = _generator_digest()
+
+
 class GenerationReport:
     """What `generate` made: tasks per family, and the families the data could not support (with why)."""
 
@@ -134,4 +144,4 @@ def generate(seed: int = 0, store: Any = None, *, families: Sequence[str] | str 
     return tasks
 
 
-__all__ = ["FAMILIES", "FAMILY_MODULES", "GenerationReport", "generate", "last_report"]
+__all__ = ["FAMILIES", "FAMILY_MODULES", "GENERATOR_DIGEST", "GenerationReport", "generate", "last_report"]
