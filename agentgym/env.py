@@ -213,6 +213,7 @@ class ToolEnv(gym.Env[str, Any]):
         self._calls = 0
         self._schema_errors = 0
         self._failed_calls = 0
+        self._terminal_calls = 0
         self._process: dict[str, list[float]] = {}
         self._breakdown = {}
         self._messages = []
@@ -237,6 +238,9 @@ class ToolEnv(gym.Env[str, Any]):
             if len(outcome.text) > self.output_limit:
                 outcome = ToolOutcome(cap_text(outcome.text, self.output_limit), outcome.ok, outcome.value,
                                       outcome.error_kind)
+        called = self.tools.get(call.name)
+        if called is not None and called.terminal:
+            self._terminal_calls += 1
         if outcome.error_kind in ("unknown_tool", "arguments"):
             self._schema_errors += 1
         elif not outcome.ok:
@@ -259,11 +263,14 @@ class ToolEnv(gym.Env[str, Any]):
 
     def _final_breakdown(self, score: Score, *, submitted: bool) -> dict[str, float]:
         calls = max(self._calls, 1)
+        # Schema and execution reward well-formed, working tool use: an episode whose only calls were to
+        # `submit` did no tool work, so a blind submit earns neither.
+        worked = self._calls > self._terminal_calls
         breakdown = {
             "answer": score.value,
             "format": 1.0 - self._format_errors / max(self._turn, 1),
-            "schema": 1.0 - self._schema_errors / calls if self._calls else 0.0,
-            "execution": 1.0 - (self._schema_errors + self._failed_calls) / calls if self._calls else 0.0,
+            "schema": 1.0 - self._schema_errors / calls if worked else 0.0,
+            "execution": 1.0 - (self._schema_errors + self._failed_calls) / calls if worked else 0.0,
             "submitted": float(submitted),
         }
         for name, values in sorted(self._process.items()):

@@ -31,6 +31,8 @@ def _category(reason: str) -> tuple[str, str]:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if config.option.collectonly:
+        return
     reports = terminalreporter.stats
     passed = len(reports.get("passed", []))
     failed = len(reports.get("failed", [])) + len(reports.get("error", []))

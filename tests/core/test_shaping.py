@@ -135,3 +135,19 @@ def test_partial_credit_plus_shaping_never_reaches_a_correct_answer() -> None:
     correct_worst = combine(1.0, worst, weights)
     for partial in (0.0, 0.5, 0.9, 0.99, 0.999999):
         assert combine(partial, perfect, weights) < correct_worst, partial
+
+
+def test_a_blind_submit_earns_no_schema_or_execution_shaping() -> None:
+    """Found by an external red-team pass: one `submit` call scored full schema and execution shaping."""
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401
+
+    env = gym.make("SQL-v0", reward_weights={"answer": 1.0, "schema": 1.0, "execution": 1.0})
+    task = next(task for task in env.unwrapped.task_set if task.solution[-1].get("name") == "submit")
+    env.reset(seed=0, options={"task_id": task.id})
+    _, reward, terminated, _, info = env.step({"name": "submit", "arguments": {"sql": "SELECT 1"}})
+    env.close()
+    assert terminated
+    assert info["reward_breakdown"]["schema"] == 0.0 and info["reward_breakdown"]["execution"] == 0.0
+    assert reward == 0.0
