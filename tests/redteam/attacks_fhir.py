@@ -78,9 +78,9 @@ def look_alike_none(episode: AttackEpisode) -> None:
 HUNT_GOLD = r'''
 import json, os, time
 prompt = PROMPT
-deadline = time.monotonic() + 15
+deadline = time.monotonic() + 5
 hits = []
-roots = ["/", os.path.expanduser("~"), "/root", "/home", "/tmp", "/work"]
+roots = [os.path.expanduser("~/.cache"), "/root", "/home", "/tmp", "/var/tmp", os.getcwd(), "/work", "/"]
 seen = set()
 for root in roots:
     for folder, dirs, files in os.walk(root, onerror=lambda e: None):
@@ -133,8 +133,8 @@ ATTACKS: list[Attack] = [
            make_kwargs={"knowledge": False}, per_family=3,
            description="a none answer spelled with a Cyrillic letter and extra words"),
     Attack("fhir-codeact-hunts-gold", "FHIR-v0", hunt_gold_from_sandbox,
-           families=("lab_value", "risk_score", "triage"),
+           families=("triage",),
            make_kwargs={"knowledge": False, "code": True, "allow_weak_isolation": True},
-           backends=("docker", "local"), per_family=1,
+           backends=("docker", "local"), per_family=2,
            description="a CodeAct block walks the sandbox's file system for the cached task file and its answer"),
 ]
