@@ -1,18 +1,30 @@
-"""Does training raise reward? A tiny model, GRPO and TT-OPD, at most 10 minutes each on CPU.
+"""Does training raise test success on a multi-turn tool task? GRPO and TT-OPD, same start, equal steps, on CPU.
 
-    python bench/learn.py [--budget-seconds 600] [--eval-episodes 256] [--seed 0]
+    python bench/learn.py                      # the full run (about 30 minutes on 2 CPU cores)
+    python bench/learn.py --quick              # a few minutes: same code path, small numbers
+    python bench/learn.py --tuned kl_coef=1.0  # adds a third arm: TT-OPD with these TTOPDConfig overrides
 
-The env (`LearnCopy-v0`, registered here) is the easiest verifiable task there is: "Submit the word W." with W
-one of four words; the verifier checks the submission. A randomly initialised model never writes a tool call,
-so the model is first warmed up with supervised steps that teach the call's *format* only: every warm-up
-answer is a word drawn at random, independent of the prompt (so reward stays at chance, 1/4). Half of the
-warm-up prompts also carry TT-OPD's teacher hint with the answer in it, so that a model that sees the hint can
-use it: that is what makes the teacher of TT-OPD informative. The student never sees a hint.
+The env (`LearnFhirCoding-v0`, registered here) is FHIR-v0's `condition_coding` family, unchanged: its store,
+tasks, train/test split (no patient shared), tools and verifier. Only the tool menu is cut to the three tools that
+family's oracle uses (`problem_list`, `lookup_code`, `submit`), because the full menu renders to about 8,000
+tokens of the tiny tokenizer, too long for CPU training. Every episode takes three calls: read the problem list,
+look the clinician's wording up in ICD-10-CM, submit the billable code; the verifier checks the code.
 
-From the same warmed-up model, GRPO and TT-OPD (hint = gold answer, KL kept on every trajectory) each train
-for at most `--budget-seconds`. Mean reward on the test split is measured before and after, by sampling at
-temperature 1, with Wilson 95% intervals; a method is "ok" when the lower end after is above the upper end
-before. Reward curves go to bench/results/learn_curves.png; one JSON object is printed (and saved next to it).
+1. A tiny model is built in-process (`agentgym_baselines.tiny.build_tiny_model`; nothing is downloaded).
+2. Warm-up: supervised steps on the ORACLE's episodes of the TRAIN split only, replayed through the same TRL
+   environment class and rendered token by token the way the trainer renders rollouts (prompt ids, the model's
+   turns, TRL's tool-result suffix ids); loss on the model's turns only. TT-OPD's hint never appears.
+3. Test success of that checkpoint: every test task, `--samples` rollouts each at temperature 1 (the training
+   temperature), with a 95% interval from a bootstrap over tasks (rollouts of one task are not independent).
+4. From that same checkpoint, each method trains `--steps` optimizer steps with the same rollouts per step, through
+   `agentgym_baselines.training.build_trainer` (what `agentgym train grpo|ttopd` runs), with the shipped
+   defaults; TT-OPD with `TTOPDConfig`'s defaults (hint="outcome", negative_advantage="flip", K=2, EMA 0.995/5,
+   hard copy 30). Then test success again.
+5. Over training: reward, completion length (model tokens), assistant turns, tool calls per assistant turn
+   (the per-turn tool-use rate) and model tokens per turn, from the trainer's own metrics, to show whether a
+   method collapses into long single-turn monologues.
+
+Prints one JSON object (with "figures"), writes bench/results/learn.json and bench/results/learn_curves.png.
 """
 
 from __future__ import annotations
@@ -20,7 +32,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import math
 import os
 import random
 import sys
@@ -30,245 +41,465 @@ from typing import Any
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
+import gymnasium as gym
 import torch
-from agentgym_baselines.adapter import ToolCallFailed, environment_factory, task_dataset
+from agentgym_baselines.adapter import task_dataset
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
-from agentgym_baselines.ttopd import TTOPDConfig, hint_text, insert_hint
-from transformers import TrainerCallback
-from trl.chat_template_utils import add_response_schema, parse_response
+from agentgym_baselines.ttopd import TTOPDConfig
+from trl.chat_template_utils import parse_response
 
 import agentgym
-from agentgym import Task, ToolEnv
 
-ENV_ID = "LearnCopy-v0"
-WORDS = ["apple", "river", "stone", "cloud"]
+ENV_ID = "LearnFhirCoding-v0"
+BASE_ENV = "FHIR-v0"
+FAMILY = "condition_coding"
+TOOLS = ("problem_list", "lookup_code", "submit")
 RESULTS = Path(__file__).resolve().parent / "results"
-HINT_TEMPLATE = TTOPDConfig.__dataclass_fields__["hint_template"].default
+# Completion budget of one whole episode (model tokens and tool results) and the cap on one tool result, chosen
+# together so a full oracle episode fits with room to spare (see `budget_check` in the report).
+MAX_COMPLETION_LENGTH = 768
+OUTPUT_LIMIT = 400
 
 
-def make_env(**kwargs: Any) -> ToolEnv:
-    tasks = [Task(id=f"copy-{word}-{split}-{index}", domain="bench", family="copy", split=split,
-                  prompt=f"Submit the word {word}.", answer=word, difficulty="easy")
-             for split, copies in (("train", 16), ("test", 8)) for word in WORDS for index in range(copies)]
-    kwargs.setdefault("max_turns", 1)
-    kwargs.setdefault("system_prompt", "Answer by calling submit.")
-    return ToolEnv(tasks, [], **kwargs)
+# ----------------------------------------------------------------------------------------- the env
+def make_env(**kwargs: Any) -> Any:
+    """FHIR-v0 restricted to the condition_coding family and the tools its oracle uses."""
+    kwargs.setdefault("families", [FAMILY])
+    env = gym.make(BASE_ENV, **kwargs).unwrapped
+    env.tools = {name: env.tools[name] for name in TOOLS}
+    env.tool_schemas = [env.tools[name].schema for name in TOOLS]
+    return env
+
+
+def register() -> None:
+    if ENV_ID not in gym.registry:
+        agentgym.register(id=ENV_ID, entry_point=make_env)
+
+
+def env_kwargs() -> dict[str, Any]:
+    return {"output_limit": OUTPUT_LIMIT}
+
+
+# ----------------------------------------------------------------------------------------- statistics
+def bootstrap_interval(per_task: list[list[float]], seed: int, resamples: int = 2000) -> tuple[float, float]:
+    """95% percentile interval of the mean success, resampling tasks (with all their rollouts)."""
+    if not per_task:
+        return 0.0, 1.0
+    rng = random.Random(seed)
+    means = []
+    for _ in range(resamples):
+        chosen = [per_task[rng.randrange(len(per_task))] for _ in per_task]
+        values = [value for rollouts in chosen for value in rollouts]
+        means.append(sum(values) / len(values))
+    means.sort()
+    return means[int(0.025 * resamples)], means[min(resamples - 1, int(0.975 * resamples))]
 
 
 def wilson(successes: float, total: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson 95% interval (for the per-episode view; the bootstrap over tasks is the one reported first)."""
     if total == 0:
         return 0.0, 1.0
     p = successes / total
     centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    half = z * ((p * (1 - p) / total + z * z / (4 * total * total)) ** 0.5) / (1 + z * z / total)
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def call_text(answer: str) -> str:
-    return "<tool_call>\n" + json.dumps({"name": "submit", "arguments": {"answer": answer}}) + "\n</tool_call>"
+# ----------------------------------------------------------------------------------------- rendering
+class Renderer:
+    """Renders episodes exactly as the trainer does, by asking a trainer built for this env.
+
+    `prompt_ids` is TRL's prompt (training chat template, the environment class's tools), a model turn is its
+    text tokens plus eos, and a tool result is `_get_tool_suffix_ids` of TRL's tool message.
+    """
+
+    def __init__(self, trainer: Any) -> None:
+        self.trainer = trainer
+        self.tokenizer = trainer.processing_class
+        self.environment_class = trainer.environment_factories[None]
+        self.tools = trainer._env_tools[None]
+
+    def prompt_ids(self, prompt: list[dict[str, Any]]) -> list[int]:
+        ids = self.tokenizer.apply_chat_template([prompt], tools=self.tools, chat_template=self.trainer.chat_template,
+                                                 add_generation_prompt=True, tokenize=True, return_dict=True,
+                                                 **self.trainer.chat_template_kwargs)["input_ids"][0]
+        return list(ids)
+
+    def call_ids(self, name: str, arguments: dict[str, Any]) -> list[int]:
+        text = "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"] + [self.tokenizer.eos_token_id]
+
+    def suffix_ids(self, tool_messages: list[dict[str, Any]]) -> list[int]:
+        return list(self.trainer._get_tool_suffix_ids(tool_messages))
 
 
-def prompt_ids(tokenizer: Any, prompt: list[dict[str, Any]], tools: list[Any]) -> list[int]:
-    return tokenizer.apply_chat_template(prompt, tools=tools, add_generation_prompt=True, tokenize=True,
-                                         return_dict=False)
+def run_call(instance: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool call on an environment instance, answered as TRL answers it (errors become {"error": ...})."""
+    method = getattr(instance, name, None) if name in TOOLS else None
+    try:
+        if method is None:
+            raise ValueError(f"Tool {name} not found.")
+        result: Any = method(**arguments)
+    except Exception as error:  # noqa: BLE001 (TRL shows any tool exception to the model; so does this loop)
+        result = {"error": str(error)}
+    return {"role": "tool", "name": name, "content": str(result)}
 
 
-def warm_up(model: Any, tokenizer: Any, steps: int, seed: int, correct: float, batch_size: int = 16) -> dict[str, Any]:
-    """Supervised steps on submit calls: half of them with the teacher's hint and the gold answer, the others
-    without a hint and with the gold answer for a fraction `correct` of them, a random word otherwise."""
+def oracle_sequences(renderer: Renderer, rows: list[dict[str, Any]], tasks: dict[str, Any]) -> list[tuple[list[int], list[int]]]:
+    """(input ids, labels) of the oracle's episode of each row: the task's solution replayed through the TRL
+    environment class, rendered as a TRL rollout, ending with an empty turn (eos) after `submit`'s result."""
+    sequences = []
+    eos = renderer.tokenizer.eos_token_id
+    instance = renderer.environment_class()  # reset per episode, as TRL reuses its instances
+    for row in rows:
+        task = tasks[row["task_id"]]
+        instance.reset(**row)
+        ids = renderer.prompt_ids(row["prompt"])
+        labels = [-100] * len(ids)
+        for action in task.solution:
+            target = renderer.call_ids(action["name"], action["arguments"])
+            ids, labels = ids + target, labels + target
+            suffix = renderer.suffix_ids([run_call(instance, action["name"], action["arguments"])])
+            ids, labels = ids + suffix, labels + [-100] * len(suffix)
+        ids, labels = ids + [eos], labels + [eos]
+        if instance.get_reward() < 1.0:
+            raise RuntimeError(f"the oracle did not solve {task.id} through the environment class")
+        sequences.append((ids, labels))
+    return sequences
+
+
+def pad_batch(sequences: list[list[int]], pad: int, left: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(sequence) for sequence in sequences)
+    ids = torch.full((len(sequences), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        span = slice(width - len(sequence), width) if left else slice(0, len(sequence))
+        ids[row, span] = torch.tensor(sequence)
+        mask[row, span] = 1
+    return ids, mask
+
+
+def warm_up(model: Any, sequences: list[tuple[list[int], list[int]]], steps: int, seed: int, pad: int,
+            batch_size: int = 8, learning_rate: float = 3e-3) -> dict[str, Any]:
+    """Supervised steps (AdamW) on oracle episodes; loss on the model's turns only."""
     rng = random.Random(seed)
-    rows = list(task_dataset(ENV_ID, split="train"))
-    tools = [environment_factory(ENV_ID)().submit]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     model.train()
     started = time.perf_counter()
-    loss_value = float("nan")
+    losses = []
     for _ in range(steps):
-        sequences, labels = [], []
-        for _ in range(batch_size):
-            row = rng.choice(rows)
-            gold = row["prompt"][1]["content"].split()[-1].rstrip(".")
-            prompt = row["prompt"]
-            if rng.random() < 0.5:
-                hint = hint_text("answer", reward=0.0, answer=gold, template=HINT_TEMPLATE)
-                prompt, answer = insert_hint(prompt, hint, "user"), gold
-            else:
-                answer = gold if rng.random() < correct else rng.choice(WORDS)
-            context = prompt_ids(tokenizer, prompt, tools)
-            target = tokenizer(call_text(answer), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-            sequences.append(context + target)
-            labels.append([-100] * len(context) + target)
-        width = max(len(sequence) for sequence in sequences)
-        input_ids = torch.full((batch_size, width), tokenizer.pad_token_id)
-        label_ids = torch.full((batch_size, width), -100)
-        attention = torch.zeros((batch_size, width), dtype=torch.long)
-        for index, (sequence, label) in enumerate(zip(sequences, labels, strict=True)):
-            input_ids[index, : len(sequence)] = torch.tensor(sequence)
-            label_ids[index, : len(label)] = torch.tensor(label)
-            attention[index, : len(sequence)] = 1
-        loss = model(input_ids=input_ids, attention_mask=attention, labels=label_ids).loss
+        chosen = [rng.choice(sequences) for _ in range(batch_size)]
+        ids, mask = pad_batch([item[0] for item in chosen], pad, left=False)
+        labels, _ = pad_batch([item[1] for item in chosen], -100, left=False)
+        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        loss_value = loss.item()
-    return {"steps": steps, "correct_fraction": correct, "final_loss": round(loss_value, 4), "seconds": round(time.perf_counter() - started, 1)}
+        losses.append(loss.item())
+    tail = losses[-10:] or [float("nan")]
+    return {"steps": steps, "episodes": len(sequences), "batch_size": batch_size, "learning_rate": learning_rate,
+            "first_loss": round(losses[0], 4) if losses else None, "final_loss": round(sum(tail) / len(tail), 4),
+            "seconds": round(time.perf_counter() - started, 1)}
 
 
+# ----------------------------------------------------------------------------------------- evaluation
 @torch.no_grad()
-def evaluate(model: Any, tokenizer: Any, episodes: int, seed: int, batch_size: int = 64) -> dict[str, Any]:
-    """Mean reward on the test split: one sampled turn per episode, its tool calls run in the env."""
+def evaluate(model: Any, renderer: Renderer, rows: list[dict[str, Any]], samples: int, seed: int,
+             max_turns: int, budget: int = MAX_COMPLETION_LENGTH, batch_size: int = 32) -> dict[str, Any]:
+    """Success of `samples` rollouts per task at temperature 1, multi-turn, under the training budget.
+
+    Each rollout is generated turn by turn (prompt ids + the model's turns + TRL's tool-result suffixes, the
+    budget counting everything after the prompt, as in training), its tool calls run on its own environment
+    instance; it ends at submit, at a turn without a tool call, at `max_turns`, or when the budget is spent.
+    """
     torch.manual_seed(seed)
-    rng = random.Random(seed)
-    environment_class = environment_factory(ENV_ID)
-    rows = list(task_dataset(ENV_ID, split="test"))
-    chosen = [rng.choice(rows) for _ in range(episodes)]
+    tokenizer = renderer.tokenizer
+    eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
     model.eval()
-    rewards: list[float] = []
-    submitted = 0
-    for start in range(0, episodes, batch_size):
-        chunk = chosen[start:start + batch_size]
-        instances = [environment_class() for _ in chunk]
-        contexts = []
-        for instance, row in zip(instances, chunk, strict=True):
+    episodes = [(index, row) for index, row in enumerate(rows) for _ in range(samples)]
+    outcomes: list[dict[str, Any]] = []
+    pool = [renderer.environment_class() for _ in range(min(batch_size, len(episodes)))]
+    for start in range(0, len(episodes), batch_size):
+        chunk = episodes[start:start + batch_size]
+        states = []
+        for (task_index, row), instance in zip(chunk, pool):
             instance.reset(**row)
-            contexts.append(prompt_ids(tokenizer, row["prompt"], [instance.submit]))
-        width = max(len(context) for context in contexts)
-        input_ids = torch.full((len(chunk), width), tokenizer.pad_token_id)
-        attention = torch.zeros((len(chunk), width), dtype=torch.long)
-        for index, context in enumerate(contexts):
-            input_ids[index, width - len(context):] = torch.tensor(context)
-            attention[index, width - len(context):] = 1
-        output = model.generate(input_ids=input_ids, attention_mask=attention, do_sample=True, temperature=1.0,
-                                top_k=0, top_p=1.0, max_new_tokens=32, eos_token_id=tokenizer.eos_token_id,
-                                pad_token_id=tokenizer.pad_token_id)
-        for index, instance in enumerate(instances):
-            generated = output[index, width:].tolist()
-            if tokenizer.eos_token_id in generated:
-                generated = generated[: generated.index(tokenizer.eos_token_id) + 1]
-            message = parse_response(tokenizer, generated, prefix=contexts[index])
-            for call in message.get("tool_calls") or []:
-                function = call.get("function", {})
-                method = getattr(instance, str(function.get("name")), None)
-                if function.get("name") in ("reset", "get_reward") or method is None:
+            prompt = renderer.prompt_ids(row["prompt"])
+            states.append({"task": task_index, "instance": instance, "ids": prompt, "prompt_length": len(prompt),
+                           "open": True, "turns": 0, "calls": 0, "model_tokens": 0})
+        for _ in range(max_turns):
+            active = [state for state in states if state["open"]]
+            if not active:
+                break
+            room = max(1, min(budget - (len(state["ids"]) - state["prompt_length"]) for state in active))
+            input_ids, attention = pad_batch([state["ids"] for state in active], pad, left=True)
+            output = model.generate(input_ids=input_ids, attention_mask=attention, do_sample=True, temperature=1.0,
+                                    top_k=0, top_p=1.0, max_new_tokens=room, eos_token_id=eos, pad_token_id=pad)
+            for row_index, state in enumerate(active):
+                left = budget - (len(state["ids"]) - state["prompt_length"])
+                generated = output[row_index, input_ids.size(1):].tolist()[:max(left, 0)]
+                if eos in generated:
+                    generated = generated[: generated.index(eos) + 1]
+                state["ids"] = state["ids"] + generated
+                state["turns"] += 1
+                state["model_tokens"] += len(generated)
+                calls = parse_response(tokenizer, generated).get("tool_calls") or []
+                if not calls or eos not in generated:
+                    state["open"] = False
                     continue
-                try:
-                    method(**(function.get("arguments") or {}))
-                except (ToolCallFailed, TypeError):
-                    pass  # a failed call earns nothing, as in training
-            submitted += int(instance._submitted)
-            rewards.append(instance.get_reward())
-    mean = sum(rewards) / len(rewards)
-    low, high = wilson(sum(rewards), len(rewards))
-    return {"mean": round(mean, 4), "ci95": [round(low, 4), round(high, 4)], "episodes": len(rewards),
-            "submitted": round(submitted / len(rewards), 4)}
+                messages = []
+                for call in calls:
+                    function = call.get("function", {})
+                    arguments = function.get("arguments")
+                    messages.append(run_call(state["instance"], str(function.get("name")),
+                                             arguments if isinstance(arguments, dict) else {}))
+                state["calls"] += len(calls)
+                suffix = renderer.suffix_ids(messages)
+                if state["instance"]._done or len(state["ids"]) + len(suffix) - state["prompt_length"] > budget:
+                    state["open"] = False
+                    continue
+                state["ids"] = state["ids"] + suffix
+        for state in states:
+            instance = state["instance"]
+            outcomes.append({"task": state["task"], "success": float(instance.get_reward() >= 1.0),
+                             "submitted": float(instance._submitted), "turns": state["turns"],
+                             "calls": state["calls"], "model_tokens": state["model_tokens"]})
+    per_task: list[list[float]] = [[] for _ in rows]
+    for outcome in outcomes:
+        per_task[outcome["task"]].append(outcome["success"])
+    count = len(outcomes)
+    mean = sum(outcome["success"] for outcome in outcomes) / count
+    low, high = bootstrap_interval(per_task, seed)
+    wilson_low, wilson_high = wilson(sum(outcome["success"] for outcome in outcomes), count)
+
+    def average(key: str) -> float:
+        return round(sum(outcome[key] for outcome in outcomes) / count, 3)
+
+    turns = sum(outcome["turns"] for outcome in outcomes)
+    return {"success": round(mean, 4), "ci95": [round(low, 4), round(high, 4)],
+            "ci95_wilson_per_episode": [round(wilson_low, 4), round(wilson_high, 4)],
+            "tasks": len(rows), "episodes": count, "tasks_solved_at_least_once": sum(1 for v in per_task if any(v)),
+            "submitted": average("submitted"), "assistant_turns": average("turns"),
+            "tool_calls_per_turn": round(sum(outcome["calls"] for outcome in outcomes) / max(turns, 1), 3),
+            "model_tokens": average("model_tokens")}
 
 
-class TimeBudget(TrainerCallback):
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.started = time.perf_counter()
+# ----------------------------------------------------------------------------------------- training
+def trainer_config(method: str, steps: int, tuned: dict[str, Any] | None = None,
+                   budget: int = MAX_COMPLETION_LENGTH) -> dict[str, Any]:
+    """The run's config: `agentgym train`'s defaults plus the step count, the budget and no checkpoints.
 
-    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.started = time.perf_counter()
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        if time.perf_counter() - self.started > self.seconds:
-            control.should_training_stop = True
-
-
-def train(method: str, model: Any, tokenizer: Any, budget: float, seed: int, output: Path,
-          options_learning_rate: float, options_max_completion_length: int = 24) -> dict[str, Any]:
-    config: dict[str, Any] = {
-        "max_steps": 100_000, "num_generations": 8, "per_device_train_batch_size": 16,
-        "max_completion_length": options_max_completion_length, "max_tool_calling_iterations": 1, "learning_rate": options_learning_rate,
-        "save_strategy": "no", "beta": 0.0, "temperature": 1.0,
-    }
-    if method == "ttopd":
-        config.update({"hint": "answer", "hint_position": "user", "negative_advantage": "keep"})
-    settings = RunSettings(method=method, env_id=ENV_ID, model="tiny:random", output_dir=str(output), config=config,
-                           seed=seed)
-    trainer = build_trainer(settings, model, tokenizer)
-    trainer.add_callback(TimeBudget(budget))
-    started = time.perf_counter()
-    trainer.train()
-    curve = [entry["reward"] for entry in trainer.state.log_history if "reward" in entry]
-    result = {"steps": trainer.state.global_step, "seconds": round(time.perf_counter() - started, 1),
-              "config": {key: value for key, value in config.items() if key != "max_steps"}, "curve": curve}
-    if method == "ttopd":
-        result["teacher_updates"] = len(trainer.teacher_updates)
-        kl = [entry["ttopd/reverse_kl"] for entry in trainer.state.log_history if "ttopd/reverse_kl" in entry]
-        result["reverse_kl_first_last"] = [round(kl[0], 4), round(kl[-1], 4)] if kl else None
-    return result
+    Nothing about the methods is changed: GRPO is GRPOConfig's defaults (through `make_config`), TT-OPD is
+    TTOPDConfig's defaults; `tuned` (the optional third arm) overrides TT-OPD fields.
+    """
+    config: dict[str, Any] = {"max_steps": steps, "max_completion_length": budget,
+                              "save_strategy": "no"}
+    if tuned:
+        config.update(tuned)
+    return config
 
 
-def plot(curves: dict[str, list[float]], path: Path) -> None:
+def build(method: str, model: Any, tokenizer: Any, steps: int, seed: int, output: Path,
+          tuned: dict[str, Any] | None = None, budget: int = MAX_COMPLETION_LENGTH) -> Any:
+    settings = RunSettings(method=method, env_id=ENV_ID, model="tiny:random", output_dir=str(output),
+                           config=trainer_config(method, steps, tuned, budget), seed=seed, env_kwargs=env_kwargs())
+    return build_trainer(settings, model, tokenizer)
+
+
+CURVE_KEYS = {"reward": "reward", "completion_length": "completions/mean_length",
+              "assistant_turns": "episodes/assistant_turns", "submitted": "episodes/submitted",
+              "cut_by_budget": "episodes/cut_by_budget", "reverse_kl": "ttopd/reverse_kl"}
+
+
+def curves_of(log_history: list[dict[str, Any]]) -> dict[str, list[float | None]]:
+    """Per-step training curves from the trainer's log, with tool calls per assistant turn and tokens per turn."""
+    entries = [entry for entry in log_history if "reward" in entry]
+    curves: dict[str, list[float | None]] = {name: [entry.get(key) for entry in entries]
+                                             for name, key in CURVE_KEYS.items()}
+    per_turn, tokens_per_turn = [], []
+    for entry in entries:
+        calls = sum(value for key, value in entry.items()
+                    if key.startswith("tools/") and key.endswith("/calls") and value is not None)
+        turns = entry.get("episodes/assistant_turns") or 0.0
+        per_turn.append(round(calls / turns, 4) if turns else None)
+        length = entry.get("completions/mean_length")
+        tokens_per_turn.append(round(length / turns, 2) if turns and length is not None else None)
+    curves["tool_calls_per_turn"] = per_turn
+    curves["model_tokens_per_turn"] = tokens_per_turn
+    if not any(value is not None for value in curves["reverse_kl"]):
+        del curves["reverse_kl"]
+    return curves
+
+
+def mean_of(values: list[float | None], part: slice) -> float | None:
+    kept = [value for value in values[part] if value is not None]
+    return round(sum(kept) / len(kept), 4) if kept else None
+
+
+def plot(curves: dict[str, dict[str, list[float | None]]], path: Path, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(7, 4))
-    for name, curve in curves.items():
-        window = 10
-        smooth = [sum(curve[max(0, i - window + 1): i + 1]) / len(curve[max(0, i - window + 1): i + 1])
-                  for i in range(len(curve))]
-        (line,) = axis.plot(range(1, len(curve) + 1), smooth, label=f"{name} (mean of last {window})")
-        axis.plot(range(1, len(curve) + 1), curve, alpha=0.25, color=line.get_color())
-    axis.axhline(1 / len(WORDS), linestyle=":", color="gray", label="chance")
-    axis.set_xlabel("optimizer step")
-    axis.set_ylabel("mean training reward")
-    axis.set_title(f"{ENV_ID}: tiny:random model, CPU")
-    axis.legend()
+    panels = [("reward", "training reward"), ("tool_calls_per_turn", "tool calls per assistant turn"),
+              ("assistant_turns", "assistant turns per episode"), ("completion_length", "model tokens per episode")]
+    figure, axes = plt.subplots(2, 2, figsize=(11, 7))
+    for axis, (key, label) in zip(axes.flat, panels, strict=True):
+        for method, series in curves.items():
+            values = [float("nan") if value is None else value for value in series.get(key, [])]
+            window = 5
+            smooth = [sum(values[max(0, i - window + 1): i + 1]) / len(values[max(0, i - window + 1): i + 1])
+                      for i in range(len(values))]
+            (line,) = axis.plot(range(1, len(values) + 1), smooth, label=method)
+            axis.plot(range(1, len(values) + 1), values, alpha=0.25, color=line.get_color())
+        axis.set_xlabel("optimizer step")
+        axis.set_ylabel(label)
+        axis.legend()
+    figure.suptitle(title)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100)
+    figure.savefig(path, dpi=90)
 
 
-def main() -> int:
+def parse_tuned(text: str | None) -> dict[str, Any] | None:
+    """`KEY=VALUE,...` (values read as JSON when they parse, else as text) for TTOPDConfig; None when empty."""
+    if not text:
+        return None
+    known = set(TTOPDConfig.__dataclass_fields__)
+    tuned: dict[str, Any] = {}
+    for item in text.split(","):
+        key, separator, value = item.partition("=")
+        key = key.strip()
+        if not separator or key not in known:
+            raise SystemExit(f"--tuned: {item!r} is not KEY=VALUE with a TTOPDConfig field (e.g. kl_coef=1.0)")
+        try:
+            tuned[key] = json.loads(value)
+        except json.JSONDecodeError:
+            tuned[key] = value.strip()
+    return tuned
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget-seconds", type=float, default=600.0, help="Training time per method (<= 600).")
-    parser.add_argument("--warmup-steps", type=int, default=150)
-    parser.add_argument("--eval-episodes", type=int, default=256)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--quick", action="store_true", help="A few minutes: fewer warm-up and training steps, "
+                        "fewer test rollouts (same code path; numbers are not evidence).")
+    parser.add_argument("--steps", type=int, help="Optimizer steps per method (default 60; quick 4).")
+    parser.add_argument("--warmup-steps", type=int, help="Supervised warm-up steps (default 300; quick 20).")
+    parser.add_argument("--samples", type=int, help="Test rollouts per test task (default 2; quick 1).")
+    parser.add_argument("--test-tasks", type=int, help="Use only the first N test tasks (default: all; quick 16).")
+    parser.add_argument("--train-tasks", type=int, help="Warm up on the first N train tasks only (default: all).")
+    parser.add_argument("--max-completion-length", type=int, default=MAX_COMPLETION_LENGTH,
+                        help="Tokens of one whole episode, in training and in evaluation (tests use a small one).")
     parser.add_argument("--methods", default="grpo,ttopd")
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--warmup-correct", type=float, default=0.3,
-                        help="Fraction of hint-less warm-up answers that are right (the rest are random).")
-    parser.add_argument("--max-completion-length", type=int, default=40)
-    options = parser.parse_args()
+    parser.add_argument("--tuned", help="TT-OPD overrides for a third arm 'ttopd-tuned', e.g. kl_coef=1.0")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice; on a loaded machine "
+                        "1 is faster, since generation is many small steps)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "learn.json")
+    options = parser.parse_args(argv)
+    quick = options.quick
+    steps = options.steps if options.steps is not None else (4 if quick else 60)
+    warmup_steps = options.warmup_steps if options.warmup_steps is not None else (20 if quick else 300)
+    samples = options.samples if options.samples is not None else (1 if quick else 2)
+    test_limit = options.test_tasks if options.test_tasks is not None else (16 if quick else None)
+    tuned = parse_tuned(options.tuned)
+    methods = [method.strip() for method in options.methods.split(",") if method.strip()]
+    if tuned:
+        methods.append("ttopd-tuned")
+    for method in methods:
+        if method not in ("grpo", "ttopd", "ttopd-tuned"):
+            raise SystemExit(f"--methods: unknown method {method!r}; use grpo and/or ttopd")
+    started = time.perf_counter()
+    if options.threads:
+        torch.set_num_threads(options.threads)
     torch.manual_seed(options.seed)
-    agentgym.register(id=ENV_ID, entry_point=make_env)
-
+    register()
     model, tokenizer = build_tiny_model(options.seed)
-    add_response_schema(tokenizer)
-    warm = warm_up(model, tokenizer, options.warmup_steps, options.seed, options.warmup_correct)
-    before = evaluate(model, tokenizer, options.eval_episodes, options.seed + 1)
-    warm_state = copy.deepcopy(model.state_dict())
+    work = Path("/tmp") / f"agentgym-bench-learn-{os.getpid()}"
 
-    report: dict[str, Any] = {"bench": "learn", "env": ENV_ID, "model": "tiny:random",
-                              "parameters": sum(p.numel() for p in model.parameters()),
-                              "torch_threads": torch.get_num_threads(), "warmup": warm, "before": before,
-                              "target": "after.ci95[0] > before.ci95[1] for each method, within "
-                                        f"{options.budget_seconds:.0f} s of training"}
-    curves = {}
-    for method in options.methods.split(","):
-        model.load_state_dict(warm_state)
-        result = train(method, model, tokenizer, options.budget_seconds, options.seed,
-                       Path("/tmp") / f"agentgym-bench-learn-{method}", options.learning_rate,
-                       options.max_completion_length)
-        result["after"] = evaluate(model, tokenizer, options.eval_episodes, options.seed + 1)
-        result["ok"] = result["after"]["ci95"][0] > before["ci95"][1]
-        curves[method] = result.pop("curve")
-        result["train_reward_first10_last10"] = [round(sum(curves[method][:10]) / max(1, len(curves[method][:10])), 4),
-                                                 round(sum(curves[method][-10:]) / max(1, len(curves[method][-10:])), 4)]
-        report[method] = result
-    png = RESULTS / "learn_curves.png"
-    plot(curves, png)
-    report["curves_png"] = str(png.relative_to(RESULTS.parent.parent))
-    report["ok"] = all(report[method]["ok"] for method in curves)
-    (RESULTS / "learn.json").write_text(json.dumps({**report, "curves": curves}, indent=1))
-    print(json.dumps(report))
+    # One trainer renders prompts, model turns and tool results for the warm-up and the evaluation.
+    budget = options.max_completion_length
+    renderer = Renderer(build("grpo", model, tokenizer, 1, options.seed, work / "render", budget=budget))
+    probe = gym.make(ENV_ID, **env_kwargs())
+    tasks = {task.id: task for task in probe.unwrapped.task_set}
+    max_turns = probe.unwrapped.max_turns
+    probe.close()
+    train_rows = list(task_dataset(ENV_ID, split="train", **env_kwargs()))[:options.train_tasks]
+    test_rows = list(task_dataset(ENV_ID, split="test", **env_kwargs()))[:test_limit]
+    sequences = oracle_sequences(renderer, train_rows, tasks)
+    completion_lengths = sorted(len(ids) - next(index for index, label in enumerate(labels) if label != -100)
+                                for ids, labels in sequences)
+    warm = warm_up(model, sequences, warmup_steps, options.seed, tokenizer.pad_token_id)
+    warm["oracle_completion_tokens_median_max"] = [completion_lengths[len(completion_lengths) // 2],
+                                                   completion_lengths[-1]]
+    start_state = copy.deepcopy(model.state_dict())
+    evaluation_seed = options.seed + 1
+    before = evaluate(model, renderer, test_rows, samples, evaluation_seed, max_turns, budget)
+    train_probe_rows = random.Random(options.seed).sample(train_rows, min(len(train_rows), len(test_rows)))
+    before_train = evaluate(model, renderer, train_probe_rows, 1, evaluation_seed, max_turns, budget)
+
+    report: dict[str, Any] = {
+        "bench": "learn", "mode": "quick" if quick else "full",
+        "command": "python bench/learn.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "env": f"{ENV_ID} = {BASE_ENV} family {FAMILY}, tools {list(TOOLS)}",
+        "model": "tiny:random", "parameters": sum(p.numel() for p in model.parameters()),
+        "torch_threads": torch.get_num_threads(), "seed": options.seed,
+        "budget": {"max_completion_length": budget, "output_limit": OUTPUT_LIMIT,
+                   "max_tool_calling_iterations": max_turns},
+        "splits": {"train_tasks": len(train_rows), "test_tasks": len(test_rows), "test_samples_per_task": samples},
+        "warmup": warm, "before": {"test": before, "train_sample": before_train}, "methods": {},
+    }
+    curves: dict[str, dict[str, list[float | None]]] = {}
+    for method in methods:
+        model.load_state_dict(start_state)
+        trainer = build("ttopd" if method.startswith("ttopd") else "grpo", model, tokenizer, steps, options.seed,
+                        work / method, tuned if method == "ttopd-tuned" else None, budget)
+        began = time.perf_counter()
+        trainer.train()
+        seconds = round(time.perf_counter() - began, 1)
+        curves[method] = curves_of(trainer.state.log_history)
+        after = evaluate(model, renderer, test_rows, samples, evaluation_seed, max_turns, budget)
+        after_train = evaluate(model, renderer, train_probe_rows, 1, evaluation_seed, max_turns, budget)
+        first, last = slice(0, max(1, steps // 5)), slice(-max(1, steps // 5), None)
+        summary = {
+            "steps": trainer.state.global_step, "train_seconds": seconds,
+            "rollouts": trainer.state.global_step * trainer.args.generation_batch_size,
+            "config": trainer_config(method, steps, tuned if method == "ttopd-tuned" else None, budget),
+            "after": {"test": after, "train_sample": after_train},
+            "test_success_change": round(after["success"] - before["success"], 4),
+            "over_training_first_fifth_vs_last_fifth": {
+                name: [mean_of(series, first), mean_of(series, last)] for name, series in curves[method].items()},
+            "fit_notes": getattr(trainer, "fit_notes", []),
+        }
+        if method.startswith("ttopd"):
+            config = trainer.args
+            summary["ttopd_settings"] = {key: getattr(config, key) for key in (
+                "kl_coef", "distill_turns", "ema_decay", "ema_every", "hard_copy_every", "hint", "hint_position",
+                "negative_advantage")}
+            summary["teacher_updates"] = len(trainer.teacher_updates)
+        report["methods"][method] = summary
+    out = options.out if not quick or options.out != RESULTS / "learn.json" else RESULTS / "learn_quick.json"
+    png = out.with_name(out.stem + "_curves.png")
+    plot(curves, png, f"{ENV_ID} ({FAMILY}), tiny:random, CPU, {steps} steps per method")
+    root = RESULTS.parent.parent
+    report["curves_png"] = str(png.relative_to(root)) if png.resolve().is_relative_to(root) else str(png)
+    report["figures"] = {
+        "before_test_success": before["success"], "before_test_ci95": before["ci95"],
+        **{f"{method}_after_test_success": report["methods"][method]["after"]["test"]["success"]
+           for method in methods},
+        **{f"{method}_after_test_ci95": report["methods"][method]["after"]["test"]["ci95"] for method in methods},
+        **{f"{method}_tool_calls_per_turn_first_last": report["methods"][method][
+            "over_training_first_fifth_vs_last_fifth"]["tool_calls_per_turn"] for method in methods},
+        **{f"{method}_completion_length_first_last": report["methods"][method][
+            "over_training_first_fifth_vs_last_fifth"]["completion_length"] for method in methods},
+        "steps_per_method": steps, "rollouts_per_step": renderer.trainer.args.generation_batch_size,
+        "total_seconds": round(time.perf_counter() - started, 1),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**report, "curves": curves}, indent=1, default=str))
+    print(json.dumps(report, default=str))
     return 0
 
 

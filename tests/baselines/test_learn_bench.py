@@ -1,0 +1,101 @@
+"""The learning bench's code path, small: real FHIR-v0 episodes, real TRL steps, the report it prints.
+
+`bench/learn.py` itself takes about 30 minutes; here it runs with a handful of warm-up steps, one optimizer
+step per method and two test tasks, and the checks are on what a reader of its report relies on: the warm-up
+data are the oracle's episodes rendered as the trainer renders rollouts (never TT-OPD's hint), both methods get
+the same steps and rollouts from the same start, and the report carries the figures and the curves.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import learn  # noqa: E402
+from agentgym_baselines.adapter import task_dataset  # noqa: E402
+from agentgym_baselines.tiny import build_tiny_model  # noqa: E402
+from agentgym_baselines.ttopd import TTOPDConfig  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def renderer(tmp_path_factory: pytest.TempPathFactory) -> learn.Renderer:
+    learn.register()
+    model, tokenizer = build_tiny_model(0)
+    return learn.Renderer(learn.build("grpo", model, tokenizer, 1, 0, tmp_path_factory.mktemp("render")))
+
+
+def test_env_is_the_fhir_family_with_its_oracle_tools() -> None:
+    import gymnasium as gym
+
+    learn.register()
+    env = gym.make(learn.ENV_ID, **learn.env_kwargs())
+    try:
+        inner = env.unwrapped
+        assert list(inner.tools) == list(learn.TOOLS)
+        assert {task.family for task in inner.task_set} == {learn.FAMILY}
+        assert {task.split for task in inner.task_set} == {"train", "test"}
+        # every task takes two tool calls before submit, and the oracle solves it through the env
+        task = next(iter(inner.task_set.filter(split="test")))
+        env.reset(options={"task_id": task.id})
+        names = [action["name"] for action in task.solution]
+        assert names[-1] == "submit" and len(names) >= 3
+        for action in task.solution:
+            _, reward, terminated, _, _ = env.step(action)
+        assert terminated and reward == 1.0
+    finally:
+        env.close()
+
+
+def test_warm_up_data_are_oracle_episodes_rendered_as_the_trainer_renders(renderer: learn.Renderer) -> None:
+    rows = list(task_dataset(learn.ENV_ID, split="train", **learn.env_kwargs()))[:3]
+    import gymnasium as gym
+
+    probe = gym.make(learn.ENV_ID, **learn.env_kwargs())
+    tasks = {task.id: task for task in probe.unwrapped.task_set}
+    probe.close()
+    sequences = learn.oracle_sequences(renderer, rows, tasks)
+    trainer = renderer.trainer
+    trainer._batch_environments = [None]
+    prompt_ids, _, _ = trainer._tokenize_prompts([rows[0]["prompt"]])
+    ids, labels = sequences[0]
+    assert ids[: len(prompt_ids[0])] == list(prompt_ids[0])  # TRL's own prompt tokens
+    assert all(label == -100 for label in labels[: len(prompt_ids[0])])
+    trained = renderer.tokenizer.decode([label for label in labels if label != -100])
+    for action in tasks[rows[0]["task_id"]].solution:
+        assert json.dumps(action["arguments"]) in trained  # each oracle call is a model turn
+    assert "tool_response" not in trained  # tool results are context, never targets
+    hint_prefix = TTOPDConfig.__dataclass_fields__["hint_template"].default.split("{")[0].strip()
+    text = "".join(renderer.tokenizer.decode(sequence) for sequence, _ in sequences)
+    assert hint_prefix not in text and "verified correct answer" not in text
+
+
+def test_bootstrap_interval_brackets_the_mean() -> None:
+    assert learn.bootstrap_interval([[0.0], [0.0]], seed=0) == (0.0, 0.0)
+    low, high = learn.bootstrap_interval([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]], seed=0)
+    assert 0.0 <= low < 0.5 < high <= 1.0
+
+
+def test_bench_runs_both_methods_at_equal_steps_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "learn.json"
+    code = learn.main(["--warmup-steps", "2", "--steps", "1", "--samples", "1", "--test-tasks", "2",
+                       "--train-tasks", "4", "--max-completion-length", "48", "--out", str(out)])
+    assert code == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    saved = json.loads(out.read_text())
+    assert printed["figures"] == saved["figures"]
+    methods = printed["methods"]
+    assert set(methods) == {"grpo", "ttopd"}
+    assert methods["grpo"]["steps"] == methods["ttopd"]["steps"] == 1
+    assert methods["grpo"]["rollouts"] == methods["ttopd"]["rollouts"] > 0
+    assert methods["ttopd"]["ttopd_settings"]["hint"] == "outcome"
+    assert methods["ttopd"]["ttopd_settings"]["negative_advantage"] == "flip"
+    for method in ("grpo", "ttopd"):
+        test = methods[method]["after"]["test"]
+        assert 0.0 <= test["ci95"][0] <= test["success"] <= test["ci95"][1] <= 1.0
+        assert set(saved["curves"][method]) >= {"reward", "tool_calls_per_turn", "completion_length"}
+    assert Path(printed["curves_png"]) == tmp_path / "learn_curves.png" and Path(printed["curves_png"]).exists()
