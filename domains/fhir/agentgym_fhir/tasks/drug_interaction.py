@@ -1,4 +1,8 @@
-"""Drug-drug safety: which of the patient's active medications interact with a drug about to be started."""
+"""Drug-drug safety: which of the patient's active medication orders interact with a drug about to be started.
+
+The prompt states the rules, so it names every possible partner drug; the answer is therefore the record's
+own evidence, the ids of the active MedicationRequests that match, which no reading of the prompt can give.
+"""
 
 from __future__ import annotations
 
@@ -28,10 +32,10 @@ def build(ctx: Context) -> list[Task]:
         by_rxcui.setdefault(drug.rxcui, []).append(key)
     candidates = sorted({d for pair in INTERACTIONS for d in pair[:2]})
     for record in ctx.records:
-        active = {row.get("rxnorm") for row in record.active_medications() if row.get("rxnorm")}
-        if not active:
+        active_rows = [row for row in record.active_medications() if row.get("rxnorm") and row.get("id")]
+        if not active_rows:
             continue
-        active_keys = {key for rxcui in active for key in by_rxcui.get(str(rxcui), [])}
+        active_keys = {key for row in active_rows for key in by_rxcui.get(str(row["rxnorm"]), [])}
         hits = [d for d in candidates if d not in active_keys and any(p in active_keys for p, _ in partners(d))]
         if hits:
             drug = ctx.rng.choice(hits)
@@ -40,16 +44,18 @@ def build(ctx: Context) -> list[Task]:
         else:
             continue
         rules = partners(drug)
-        interacting = sorted({DRUGS[p].rxcui for p, _ in rules if p in active_keys})
-        gold = [[DRUGS[by_rxcui[rx][0]].name, rx] for rx in interacting]
+        interacting = {DRUGS[p].rxcui for p, _ in rules if p in active_keys}
+        orders = sorted(str(row["id"]) for row in active_rows if str(row["rxnorm"]) in interacting)
+        gold = [[order, f"MedicationRequest/{order}"] for order in orders]
         rule_text = "; ".join(f"{DRUGS[drug].name} + {DRUGS[p].name}: {effect}" for p, effect in rules)
         tasks.append(ctx.task(
             key=f"{record.id}:{drug}", record=record,
             prompt=f"{DRUGS[drug].name.capitalize()} is about to be started for {record.describe()}. Interaction "
-                   f"rules: {rule_text}. Which of the patient's active medications interact with "
-                   f"{DRUGS[drug].name} by these rules? List them by name, or answer \"none found\".",
+                   f"rules: {rule_text}. Which of the patient's active medication orders interact with "
+                   f"{DRUGS[drug].name} by these rules? List the id of every such active MedicationRequest, or "
+                   "answer \"none found\".",
             answer=gold,
-            solution=[call("medication_list", patient_id=record.id), submit([g[0] for g in gold] or "none found")],
+            solution=[call("medication_list", patient_id=record.id), submit(orders or "none found")],
             verifier=answer_spec("set"), difficulty="hard" if gold else "medium",
             metadata={"drug": drug, "interacting": len(gold)}))
     return tasks
