@@ -54,7 +54,36 @@ def test_garbage_in_the_write_queue_is_an_observation_not_a_crash(small_store: F
             pytest.skip(f"no sandbox here: {observations[0][:200]}")
         assert "queued writes ignored" in observations[0] and "queued writes ignored" in observations[1]
         assert "root:" not in observations[2]
-        _, reward, terminated, _, info = env.step({"name": "submit", "arguments": {"answer": "done"}})
+        _, reward, terminated, _, _ = env.step({"name": "submit", "arguments": {"answer": "done"}})
         assert terminated and reward == 0.0
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_allow_weak_isolation_reaches_the_sandbox(small_store: FhirStore, small_tasks: list[Task],
+                                                  monkeypatch: pytest.MonkeyPatch, allow: bool) -> None:
+    """gym.make("FHIR-v0", code=True, allow_weak_isolation=...) hands the choice to `Sandbox.create`. Which
+    backend "auto" then picks depends on whether Docker answers on this machine, so the test records the call
+    instead of starting one (the sandbox's own tests cover what the flag does)."""
+    import gymnasium as gym
+
+    from agentgym.sandbox import Sandbox, SandboxError
+
+    seen: dict[str, object] = {}
+
+    def record(**kwargs: object) -> Sandbox:
+        seen.update(kwargs)
+        raise SandboxError("recorded; not starting a sandbox in this test")
+
+    monkeypatch.setattr(Sandbox, "create", staticmethod(record))
+    task = small_tasks[0]
+    env = gym.make("FHIR-v0", store=small_store, tasks=[task], knowledge=False, code=True, backend="auto",
+                   allow_weak_isolation=allow)
+    try:
+        env.reset(options={"task_id": task.id})
+        observation = env.step("```python\nprint(1)\n```")[0]
+    finally:
+        env.close()
+    assert seen == {"backend": "auto", "allow_weak_isolation": allow}
+    assert observation.startswith("Error") and "sandbox could not start" in observation

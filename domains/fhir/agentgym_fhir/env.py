@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import inspect
 import json
 import os
 import uuid
@@ -140,11 +139,8 @@ class FhirEnv(ToolEnv):
             from agentgym.sandbox import Sandbox, SandboxError
 
             backend = self.sandbox_backend or os.environ.get("AGENTGYM_SANDBOX", "auto")
-            options: dict[str, Any] = {}
-            if "allow_weak_isolation" in inspect.signature(Sandbox.create).parameters:
-                options["allow_weak_isolation"] = self.allow_weak_isolation
             try:
-                self._sandbox = Sandbox.create(backend=backend, **options)
+                self._sandbox = Sandbox.create(backend=backend, allow_weak_isolation=self.allow_weak_isolation)
             except SandboxError as error:
                 raise ToolError(f"the sandbox could not start, so code blocks cannot run ({error}); call the tools "
                                 "instead") from None
