@@ -16,7 +16,7 @@ from agentgym import Task, ToolError, tool
 
 from .data.engines import Engine, SqlError, check_query
 from .data.schema import DatabaseSpec
-from .verify import ANSWER_FORMAT, normalize_rows
+from .verify import ANSWER_FORMAT, GoldResult, normalize_rows
 
 DEFAULT_ROW_CAP = 20
 MAX_ROW_CAP = 100
@@ -24,7 +24,8 @@ CELL_WIDTH = 60
 GOLD_TIMEOUT_S = 60.0
 
 _gold_lock = threading.Lock()
-_gold_results: dict[tuple[str, str], list[list[Any]]] = {}
+_gold_results: dict[tuple[str, str], GoldResult] = {}  # (database key, gold SQL) -> its result, once per process
+_stored_golds: dict[int, tuple[list[list[Any]], GoldResult]] = {}  # id(task.answer) -> (it, its GoldResult)
 _table_counts: dict[tuple[str, str], int] = {}
 
 # A submitted query is run once by the grader; one whose result is drawn at random could match by luck.
@@ -55,7 +56,7 @@ class SqlEpisode:
     spec: DatabaseSpec | None = None
     grader: Engine = None  # type: ignore[assignment]  # set in __post_init__ when not given
     seen_queries: set[str] = field(default_factory=set, repr=False)
-    _golds: list[list[list[Any]]] | None = field(default=None, repr=False)
+    _golds: list[GoldResult] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.grader is None:
@@ -65,42 +66,61 @@ class SqlEpisode:
     def mode(self) -> str:
         return str(self.task.verifier.params.get("mode", "sql"))
 
-    def gold_rows(self) -> list[list[Any]]:
+    def gold_rows(self) -> GoldResult:
         """The gold query's normalised result on this engine (the stored answer when it was made here)."""
         return self.golds()[0]
 
-    def golds(self) -> list[list[list[Any]]]:
-        """Every gold result: the task's gold query first, then its `verifier.params.alternatives`."""
+    def golds(self) -> list[GoldResult]:
+        """Every gold result: the task's gold query first, then its `verifier.params.alternatives`.
+
+        Each is computed (or read from the task) once per process and database, with its row keys, and shared
+        by every episode of the task."""
         if self._golds is None:
             dialect = self.task.metadata.get("dialect", "sqlite")
             stored = self.task.answer if (self.grader.dialect == dialect and self.task.answer is not None
                                           and self.task.metadata.get("answer_format") == ANSWER_FORMAT) else None
-            golds = [stored if stored is not None else self._run_gold(self.gold_sql)]
+            golds = [_stored_gold(stored) if stored is not None else self._run_gold(self.gold_sql)]
             for alternative in self.task.verifier.params.get("alternatives", ()) or ():
                 golds.append(self._run_gold(_in_dialect(str(alternative), dialect, self.grader.dialect)))
             self._golds = golds
         return self._golds
 
-    def _run_gold(self, sql: str) -> list[list[Any]]:
+    def _run_gold(self, sql: str) -> GoldResult:
+        """The result of gold `sql` on the grader's engine, run once per process and database."""
         key = (self.source, sql)
         with _gold_lock:
             cached = _gold_results.get(key)
         if cached is None:
             try:
-                cached = normalize_rows(self.grader.execute(sql, max_rows=None, timeout_s=GOLD_TIMEOUT_S).rows)
+                result = self.grader.execute(sql, max_rows=None, timeout_s=GOLD_TIMEOUT_S)
             except SqlError as error:
                 raise RuntimeError(f"task {self.task.id}: a gold query fails on {self.grader.dialect}: "
                                    f"{error}") from None
             with _gold_lock:
-                _gold_results[key] = cached
+                cached = _gold_results.setdefault(key, GoldResult(normalize_rows(result.rows)))
         return cached
+
+
+def _stored_gold(stored: list[list[Any]]) -> GoldResult:
+    """A task's stored answer as a `GoldResult`, made once per answer object. The cache holds the answer itself,
+    so its id cannot be reused by another object while the entry lives."""
+    with _gold_lock:
+        entry = _stored_golds.get(id(stored))
+        if entry is None or entry[0] is not stored:
+            entry = _stored_golds[id(stored)] = (stored, GoldResult(stored))
+    return entry[1]
 
 
 def _cell(value: Any) -> str:
     if value is None:
         return "NULL"
-    text = repr(value) if isinstance(value, str) and value != value.strip() else str(value)
-    text = text.replace("\n", "\\n").replace("|", "\\|")
+    kind = type(value)
+    if kind is int or kind is float:
+        text = str(value)  # digits, sign, point, exponent, inf or nan: nothing to escape
+    else:
+        text = repr(value) if kind is str and value != value.strip() else str(value)
+        if "\n" in text or "|" in text:
+            text = text.replace("\n", "\\n").replace("|", "\\|")
     return text if len(text) <= CELL_WIDTH else text[:CELL_WIDTH - 1] + "…"
 
 
@@ -108,8 +128,9 @@ def render_table(columns: list[str], rows: list[tuple[Any, ...]] | list[list[Any
     """A Markdown table of `rows` with a footer saying how many rows the query returned in all."""
     if not columns:
         return "The statement returned no columns."
-    lines = ["| " + " | ".join(_cell(c) for c in columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    cell = _cell
+    lines = ["| " + " | ".join(map(cell, columns)) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(map(cell, row)) + " |" for row in rows]
     if total == 0:
         lines.append("(0 rows)")
     elif total > len(rows):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import decimal
+import functools
 import json
 import math
 from collections import Counter, defaultdict
@@ -85,6 +86,31 @@ def _key(row: Sequence[Any]) -> str:
     return json.dumps(list(row), default=str)
 
 
+class GoldResult(list[Row]):
+    """A gold query's normalised result (a list of rows) that keeps its rows' keys: a gold is compared with every
+    submission of every episode of its task, so its rows are serialised once, not once per comparison."""
+
+    @functools.cached_property
+    def keys(self) -> list[str]:
+        return [_key(row) for row in self]
+
+    @functools.cached_property
+    def key_set(self) -> frozenset[str]:
+        return frozenset(self.keys)
+
+    @functools.cached_property
+    def key_counts(self) -> Counter[str]:
+        return Counter(self.keys)
+
+
+def _keys(rows: Sequence[Row]) -> list[str]:
+    return rows.keys if isinstance(rows, GoldResult) else [_key(row) for row in rows]
+
+
+def _key_set(rows: Sequence[Row]) -> frozenset[str] | set[str]:
+    return rows.key_set if isinstance(rows, GoldResult) else set(map(_key, rows))
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -140,10 +166,11 @@ def bipartite_match(left: Sequence[Any], right: Sequence[Any], fits: Callable[[A
     return all(place(i, set()) for i in range(len(left)))
 
 
-def _multiset_equal(got: Sequence[Row], gold: Sequence[Row]) -> bool:
+def _multiset_equal(got: Sequence[Row], gold: Sequence[Row], got_keys: Sequence[str]) -> bool:
     if len(got) != len(gold):
         return False
-    if Counter(map(_key, got)) == Counter(map(_key, gold)):
+    gold_counts = gold.key_counts if isinstance(gold, GoldResult) else Counter(map(_key, gold))
+    if Counter(got_keys) == gold_counts:
         return True
     if not (_has_float(got) or _has_float(gold)):
         return False
@@ -163,8 +190,8 @@ def _multiset_equal(got: Sequence[Row], gold: Sequence[Row]) -> bool:
 
 def _covered(rows: Sequence[Row], by: Sequence[Row]) -> bool:
     """Whether every row of `rows` equals (within tolerance) some row of `by`."""
-    exact = set(map(_key, by))
-    pending = [row for row in rows if _key(row) not in exact]
+    exact = _key_set(by)
+    pending = [row for row, key in zip(rows, _keys(rows)) if key not in exact]
     if not pending:
         return True
     if not (_has_float(pending) or _has_float(by)):
@@ -188,11 +215,11 @@ def _covered(rows: Sequence[Row], by: Sequence[Row]) -> bool:
 
 def compare(got: Sequence[Row], gold: Sequence[Row]) -> dict[str, float]:
     """Set, multiset and ordered equality of two normalised results, plus their row overlap (Jaccard)."""
-    got_keys, gold_keys = [_key(row) for row in got], [_key(row) for row in gold]
-    got_set, gold_set = set(got_keys), set(gold_keys)
+    got_keys, gold_keys = _keys(got), _keys(gold)
+    got_set, gold_set = set(got_keys), _key_set(gold)
     union = got_set | gold_set
     ordered = len(got) == len(gold) and (got_keys == gold_keys or all(map(_same_row, got, gold)))
-    multiset = ordered or _multiset_equal(got, gold)
+    multiset = ordered or _multiset_equal(got, gold, got_keys)
     same_set = multiset or (got_set == gold_set) or (_covered(got, gold) and _covered(gold, got))
     return {
         "set": float(same_set),
@@ -272,7 +299,7 @@ def answer_matches(value: Any, gold_rows: Sequence[Row], *, ordered: bool = Fals
     once, repeats allowed, when `distinct`, as set match reads a result)."""
     rows = answer_rows(value, gold_rows)
     if rows is not None and distinct:
-        gold_rows = list({_key(row): row for row in gold_rows}.values())
+        gold_rows = list(dict(zip(_keys(gold_rows), gold_rows)).values())
         kept: list[list[Any]] = []
         for row in rows:
             if not any(_answer_row_matches(row, [*earlier]) and _answer_row_matches(earlier, [*row])

@@ -252,11 +252,11 @@ class SqliteEngine(Engine):
         self._connection = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         self._connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         self._connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_QUERY_CHARS * 4)
-        # The authorizer sees every table a statement reads while SQLite compiles it; those names are kept per
+        # The authorizer sees every table a statement reads while SQLite compiles it; what it saw is kept per
         # query text, since a statement served from sqlite3's statement cache is not compiled (nor authorized)
         # again. `inspect` answers from them without a parser of our own.
         self._compiled: list[str | None] = []  # what the authorizer saw while the current statement compiled
-        self._tables_by_text: dict[str, frozenset[str]] = {}
+        self._compiled_queries: dict[str, QueryNames] = {}  # query text -> what compiling it showed
         self._last_checked = ("", "")  # (a query `execute` was given, its text as check_query returned it)
         self._connection.set_authorizer(_recording_authorizer(self._compiled))
         self._deadline = float("inf")
@@ -317,12 +317,15 @@ class SqliteEngine(Engine):
         cursor.close()
         return QueryResult(columns, rows, total)
 
-    def _remember(self, text: str, compiled: list[str | None]) -> frozenset[str]:
-        tables = frozenset({name.lower() for name in set(compiled) if name})
-        if len(self._tables_by_text) >= _REMEMBERED_QUERIES:  # far more than sqlite3 caches (128 statements)
-            self._tables_by_text.clear()
-        self._tables_by_text[text] = tables
-        return tables
+    def _remember(self, text: str, compiled: list[str | None]) -> QueryNames:
+        names = set(compiled)
+        names.discard(None)
+        judged = QueryNames(parses=True, names_exist=True,
+                            tables=frozenset(map(str.lower, names)))  # type: ignore[arg-type]  # no None left
+        if len(self._compiled_queries) >= _REMEMBERED_QUERIES:  # far more than sqlite3 caches (128 statements)
+            self._compiled_queries.clear()
+        self._compiled_queries[text] = judged
+        return judged
 
     def inspect(self, sql: str) -> QueryNames | None:
         """SQLite's compiler on `sql`: the tables the authorizer saw when the query last compiled, else an
@@ -333,9 +336,9 @@ class SqliteEngine(Engine):
                 text = check_query(sql)
             except SqlError:
                 return None
-        tables = self._tables_by_text.get(text)
-        if tables is not None:
-            return QueryNames(parses=True, names_exist=True, tables=tables)
+        judged = self._compiled_queries.get(text)
+        if judged is not None:
+            return judged
         compiled = self._compiled
         compiled.clear()
         self._deadline = time.monotonic() + self.timeout_s
@@ -345,7 +348,7 @@ class SqliteEngine(Engine):
             return _classify_compile_error(str(error))
         finally:
             self._deadline = float("inf")
-        return QueryNames(parses=True, names_exist=True, tables=self._remember(text, compiled))
+        return self._remember(text, compiled)
 
     def tables(self) -> list[str]:
         rows = self._connection.execute(
