@@ -356,7 +356,7 @@ def _version() -> str:
     from importlib import metadata
 
     try:
-        return metadata.version("agentgym")
+        return metadata.version("agentgym-core")
     except metadata.PackageNotFoundError:
         return "0"
 
