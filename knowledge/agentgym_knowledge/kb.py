@@ -59,7 +59,7 @@ MAX_BM25_TERMS = 32
 # their postings pass BM25_POSTINGS_BUDGET. The rarest word always stays.
 COMMON_WORD_SHARE = 0.1
 COMMON_WORD_POSTINGS = 2_000
-BM25_POSTINGS_BUDGET = 20_000
+BM25_POSTINGS_BUDGET = 10_000
 _TERM_CACHE_SIZE = 200_000
 _STOPWORDS = frozenset(
     ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "has", "have", "how", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "their", "there", "these", "this", "to", "was", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your"]
