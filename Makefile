@@ -20,7 +20,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml $(wildcard domains/*/pyproject.toml knowledge/pyproject.toml baselines/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q "$(TORCH)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PY) -m pip install -q -e ".[dev,ray,hf]" $(foreach d,$(DISTRIBUTIONS),-e $(d))
+	$(PY) -m pip install -q -e ".[dev,ray,hf,serve,bench]" $(foreach d,$(DISTRIBUTIONS),-e $(d))
 	touch $@
 
 # What the full test suite uses beyond Python: a Docker daemon with the sandbox image, and PostgreSQL's
