@@ -31,6 +31,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.websockets import WebSocketDisconnect
 from openenv.core.env_server.exceptions import SessionCapacityError
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, State
@@ -121,6 +122,23 @@ class AgentGymEnvServer(HTTPEnvServer):
             return await self._run_in_session_executor(session_id, call)
         finally:
             self._update_session_activity(session_id)
+
+
+class QuietDisconnectMiddleware:
+    """openenv-core closes a WebSocket after its session ends and expects only RuntimeError when the client has
+    gone already; Starlette raises WebSocketDisconnect there. The client left: nothing to report, no traceback."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        except WebSocketDisconnect:
+            return
 
 
 class BearerTokenMiddleware:
@@ -265,6 +283,7 @@ def build_app(config: ServeConfig) -> FastAPI:
         return JSONResponse(status_code=400, content={"error": str(error)})
 
     server.register_routes(app)
+    app.add_middleware(QuietDisconnectMiddleware)
     if config.token:
         app.add_middleware(BearerTokenMiddleware, token=config.token)
     return app
