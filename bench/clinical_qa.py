@@ -34,7 +34,7 @@ from agentgym.agents import make_agent
 from agentgym.rollout import run_episode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _timing import figure  # noqa: E402
+from _timing import figure
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / ".." / "shared" / "data" / "samples"

@@ -23,7 +23,7 @@ from agentgym import Tool, ToolError, tool
 TASK_KB = "task"
 MAX_RESULTS = 20
 _WORD = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset("a an and are as at be by for from has have in is it of on or that the to was were with".split())
+_STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "of", "on", "or", "that", "the", "to", "was", "were", "with"])
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,10 @@ class ImportReport:
     failures: list[tuple[str, str]] = field(default_factory=list)  # (record id, reason)
     notes: list[str] = field(default_factory=list)
 
+    def fail(self, record: str, reason: str) -> None:
+        """Leave a record out, saying why."""
+        self.failures.append((record, reason))
+
     def summary(self) -> dict[str, Any]:
         """Counts per split, the left-out count by reason, and the constant baseline."""
         reasons = Counter(reason.split(":")[0] for _, reason in self.failures)
@@ -81,17 +85,17 @@ def _json_lines(path: Path, report: ImportReport, prefix: str) -> Iterator[tuple
             try:
                 line = raw.decode("utf-8").strip()
             except UnicodeDecodeError:
-                report.failures.append((f"{prefix}:{number}", "not UTF-8"))
+                report.fail(f"{prefix}:{number}", "not UTF-8")
                 continue
             if not line:
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                report.failures.append((f"{prefix}:{number}", f"invalid JSON: {error.msg}"))
+                report.fail(f"{prefix}:{number}", f"invalid JSON: {error.msg}")
                 continue
             if not isinstance(record, dict):
-                report.failures.append((f"{prefix}:{number}", "not a JSON object"))
+                report.fail(f"{prefix}:{number}", "not a JSON object")
                 continue
             yield number, record
 
@@ -112,14 +116,14 @@ def _problem_with_options(options: Sequence[str]) -> str | None:
 def _make(report: ImportReport, seen: set[str], *, task_id: str, family: str, split: str, question: Any,
           options: Sequence[str], gold: str, contexts: Sequence[str] = (), metadata: dict[str, Any]) -> None:
     if not isinstance(question, str) or not question.strip():
-        report.failures.append((task_id, "missing question"))
+        report.fail(task_id, "missing question")
         return
     problem = _problem_with_options(options)
     if problem:
-        report.failures.append((task_id, problem))
+        report.fail(task_id, problem)
         return
     if task_id in seen:
-        report.failures.append((task_id, "duplicate id: an earlier record has the same id"))
+        report.fail(task_id, "duplicate id: an earlier record has the same id")
         return
     seen.add(task_id)
     report.tasks.append(choice_task(task_id=task_id, family=family, split=split, question=question.strip(),
@@ -158,7 +162,7 @@ def read_medqa(path: Path, *, name: str = "medqa", split: str | None = None) -> 
         task_id = f"{name}-{str(identifier)[:64]}"
         parsed = _option_texts(record.get("options"))
         if parsed is None:
-            report.failures.append((task_id, "options is not an object of letter: text (or a list of texts)"))
+            report.fail(task_id, "options is not an object of letter: text (or a list of texts)")
             continue
         letters, texts = parsed
         gold_letter = str(record.get("answer_idx", "")).strip().upper()
@@ -166,15 +170,15 @@ def read_medqa(path: Path, *, name: str = "medqa", split: str | None = None) -> 
         if gold_letter in letters:
             gold = texts[letters.index(gold_letter)]
             if isinstance(gold_text, str) and gold_text.strip() and option_key(gold_text) != option_key(gold):
-                report.failures.append((task_id, f"answer text disagrees with answer_idx {gold_letter}: "
-                                                 f"{gold_text[:60]!r} vs {gold[:60]!r}"))
+                report.fail(task_id, f"answer text disagrees with answer_idx {gold_letter}: "
+                                     f"{gold_text[:60]!r} vs {gold[:60]!r}")
                 continue
         elif isinstance(gold_text, str) and [option_key(t) for t in texts].count(option_key(gold_text)) == 1:
             gold = texts[[option_key(t) for t in texts].index(option_key(gold_text))]
             gold_letter = letters[texts.index(gold)]
         else:
-            report.failures.append((task_id, f"no gold: answer_idx {gold_letter or '(missing)'} is not one of the "
-                                             f"options {', '.join(letters)}"))
+            report.fail(task_id, f"no gold: answer_idx {gold_letter or '(missing)'} is not one of the "
+                                 f"options {', '.join(letters)}")
             continue
         metadata = {"original_letter": gold_letter, "source_file": path.name}
         if isinstance(record.get("meta_info"), str):
@@ -190,7 +194,8 @@ def _load_object(path: Path) -> dict[str, Any]:
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path}: not a JSON file ({error})") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object keyed by PubMed id, got a {type(data).__name__}")
+        raise ValueError(  # noqa: TRY004 (a wrong file is a value problem: the command shows the message)
+            f"{path}: expected a JSON object keyed by PubMed id, got a {type(data).__name__}")
     return data
 
 
@@ -212,20 +217,20 @@ def read_pubmedqa(path: Path, *, test_split: Path | None = None, name: str = "pu
     for pmid, record in data.items():
         task_id = f"{name}-{pmid}"
         if not isinstance(record, dict):
-            report.failures.append((task_id, "not a JSON object"))
+            report.fail(task_id, "not a JSON object")
             continue
         decision = str(record.get("final_decision") or "").strip().lower()
         if decision not in YES_NO_MAYBE:
-            report.failures.append((task_id, f"final_decision is {record.get('final_decision')!r}, not yes/no/maybe "
-                                             "(unlabelled or artificial PubMedQA files have none)"))
+            report.fail(task_id, f"final_decision is {record.get('final_decision')!r}, not yes/no/maybe "
+                                 "(unlabelled or artificial PubMedQA files have none)")
             continue
         if pmid in official and str(official[pmid]).strip().lower() != decision:
-            report.failures.append((task_id, f"the test-split file says {official[pmid]!r}, final_decision says "
-                                             f"{decision!r}"))
+            report.fail(task_id, f"the test-split file says {official[pmid]!r}, final_decision says "
+                                 f"{decision!r}")
             continue
         contexts = record.get("CONTEXTS") or []
         if not isinstance(contexts, list) or not all(isinstance(text, str) for text in contexts):
-            report.failures.append((task_id, "CONTEXTS is not a list of passages"))
+            report.fail(task_id, "CONTEXTS is not a list of passages")
             continue
         split = ("test" if pmid in official else "train") if test_split is not None else "unsplit"
         _make(report, seen, task_id=task_id, family=name, split=split, question=record.get("QUESTION"),
@@ -261,7 +266,7 @@ def read_medmcqa(path: Path, *, cop_base: int | None = None, name: str = "medmcq
         texts = [str(record.get(key) or "").strip() for key in ("opa", "opb", "opc", "opd")]
         cop = record.get("cop")
         if not isinstance(cop, int) or isinstance(cop, bool) or not 0 <= cop - base < len(texts):
-            report.failures.append((task_id, f"no answer: cop is {cop!r} (MedMCQA's test answers are not public)"))
+            report.fail(task_id, f"no answer: cop is {cop!r} (MedMCQA's test answers are not public)")
             continue
         metadata = {"original_letter": LETTERS[cop - base], "source_file": path.name,
                     "subject": record.get("subject_name"), "choice_type": record.get("choice_type")}

@@ -12,8 +12,9 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from agentgym import Task
 from agentgym_fhir.calculators import calculate
+
+from agentgym import Task
 
 from .common import arrange, choice_task, split_of
 
@@ -31,7 +32,7 @@ _ECG = {0: "a normal ECG", 1: "non-specific repolarization changes on the ECG", 
 
 
 def _child_pugh(rng: random.Random) -> tuple[dict[str, Any], str]:
-    inputs = {"bilirubin_mg_dl": round(rng.uniform(0.6, 5.0), 1), "albumin_g_dl": round(rng.uniform(2.2, 4.4), 1),
+    inputs: dict[str, Any] = {"bilirubin_mg_dl": round(rng.uniform(0.6, 5.0), 1), "albumin_g_dl": round(rng.uniform(2.2, 4.4), 1),
               "inr": round(rng.uniform(0.9, 2.8), 1), "ascites": rng.choice(["none", "slight", "moderate"]),
               "encephalopathy": rng.choice(["none", "grade 1-2", "grade 3-4"])}
     ascites = {"none": "no ascites", "slight": "slight ascites", "moderate": "moderate to severe ascites"}
@@ -45,7 +46,7 @@ def _child_pugh(rng: random.Random) -> tuple[dict[str, Any], str]:
 
 
 def _gcs(rng: random.Random) -> tuple[dict[str, Any], str]:
-    inputs = {"eye": rng.randint(1, 4), "verbal": rng.randint(1, 5), "motor": rng.randint(1, 6)}
+    inputs: dict[str, Any] = {"eye": rng.randint(1, 4), "verbal": rng.randint(1, 5), "motor": rng.randint(1, 6)}
     age = rng.randint(18, 85)
     text = (f"After a fall, a {age}-year-old {_EYE[inputs['eye']]}, {_VERBAL[inputs['verbal']]} and "
             f"{_MOTOR[inputs['motor']]}. What grade of brain injury does the Glasgow Coma Scale give?")
@@ -53,7 +54,7 @@ def _gcs(rng: random.Random) -> tuple[dict[str, Any], str]:
 
 
 def _heart(rng: random.Random) -> tuple[dict[str, Any], str]:
-    inputs = {"age_years": rng.randint(30, 85), "history": rng.randint(0, 2), "ecg": rng.randint(0, 2),
+    inputs: dict[str, Any] = {"age_years": rng.randint(30, 85), "history": rng.randint(0, 2), "ecg": rng.randint(0, 2),
               "risk_factor_count": rng.randint(0, 4),
               "troponin_times_normal_limit": rng.choice([0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 4.0, 6.0])}
     troponin = inputs["troponin_times_normal_limit"]

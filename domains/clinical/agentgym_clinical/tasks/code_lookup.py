@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import random
 
-from agentgym import Task
 from agentgym_knowledge.clinical_facts import CONDITIONS, LABS
+
+from agentgym import Task
 
 from .common import arrange, choice_task, split_of
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 import re
 
-from agentgym import Task
 from agentgym_knowledge.clinical_facts import DRUGS
+
+from agentgym import Task
 
 from .common import arrange, choice_task, split_of
 

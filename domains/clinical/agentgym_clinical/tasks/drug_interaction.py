@@ -3,8 +3,9 @@ risk in the interactions table, which has four pairs of each, so no kind is righ
 
 from __future__ import annotations
 
-from agentgym import Task
 from agentgym_knowledge.clinical_facts import INTERACTION_EFFECTS, INTERACTIONS
+
+from agentgym import Task
 
 from .common import arrange, choice_task, split_of
 

@@ -7,8 +7,9 @@ project's tables (agentgym_fhir's generator ranges and the knowledge base's fact
 
 from __future__ import annotations
 
-from agentgym import Task
 from agentgym_fhir.vocab.labs import LABS
+
+from agentgym import Task
 
 from .common import arrange, choice_task, split_of
 
