@@ -30,6 +30,7 @@ Prints one JSON object (with "figures"), writes bench/results/learn.json and ben
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -60,6 +61,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # together so a full oracle episode fits with room to spare (see `budget_check` in the report).
 MAX_COMPLETION_LENGTH = 768
 OUTPUT_LIMIT = 400
+
+
+def progress(message: str) -> None:
+    print(f"[learn {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 # ----------------------------------------------------------------------------------------- the env
@@ -206,8 +211,10 @@ def warm_up(model: Any, sequences: list[tuple[list[int], list[int]]], steps: int
 # ----------------------------------------------------------------------------------------- evaluation
 @torch.no_grad()
 def evaluate(model: Any, renderer: Renderer, rows: list[dict[str, Any]], samples: int, seed: int,
-             max_turns: int, budget: int = MAX_COMPLETION_LENGTH, batch_size: int = 32) -> dict[str, Any]:
-    """Success of `samples` rollouts per task at temperature 1, multi-turn, under the training budget.
+             max_turns: int, budget: int = MAX_COMPLETION_LENGTH, batch_size: int = 32,
+             greedy: bool = False) -> dict[str, Any]:
+    """Success of `samples` rollouts per task at temperature 1 (or one greedy rollout), multi-turn, under the
+    training budget.
 
     Each rollout is generated turn by turn (prompt ids + the model's turns + TRL's tool-result suffixes, the
     budget counting everything after the prompt, as in training), its tool calls run on its own environment
@@ -217,7 +224,7 @@ def evaluate(model: Any, renderer: Renderer, rows: list[dict[str, Any]], samples
     tokenizer = renderer.tokenizer
     eos, pad = tokenizer.eos_token_id, tokenizer.pad_token_id
     model.eval()
-    episodes = [(index, row) for index, row in enumerate(rows) for _ in range(samples)]
+    episodes = [(index, row) for index, row in enumerate(rows) for _ in range(1 if greedy else samples)]
     outcomes: list[dict[str, Any]] = []
     pool = [renderer.environment_class() for _ in range(min(batch_size, len(episodes)))]
     for start in range(0, len(episodes), batch_size):
@@ -234,17 +241,20 @@ def evaluate(model: Any, renderer: Renderer, rows: list[dict[str, Any]], samples
                 break
             room = max(1, min(budget - (len(state["ids"]) - state["prompt_length"]) for state in active))
             input_ids, attention = pad_batch([state["ids"] for state in active], pad, left=True)
-            output = model.generate(input_ids=input_ids, attention_mask=attention, do_sample=True, temperature=1.0,
-                                    top_k=0, top_p=1.0, max_new_tokens=room, eos_token_id=eos, pad_token_id=pad)
+            sampling = {"do_sample": False} if greedy else {"do_sample": True, "temperature": 1.0, "top_k": 0,
+                                                              "top_p": 1.0}
+            output = model.generate(input_ids=input_ids, attention_mask=attention, max_new_tokens=room,
+                                    eos_token_id=eos, pad_token_id=pad, **sampling)
             for row_index, state in enumerate(active):
                 left = budget - (len(state["ids"]) - state["prompt_length"])
                 generated = output[row_index, input_ids.size(1):].tolist()[:max(left, 0)]
                 if eos in generated:
                     generated = generated[: generated.index(eos) + 1]
+                calls = parse_response(tokenizer, generated, prefix=state["ids"], tools=renderer.tools).get(
+                    "tool_calls") or []
                 state["ids"] = state["ids"] + generated
                 state["turns"] += 1
                 state["model_tokens"] += len(generated)
-                calls = parse_response(tokenizer, generated).get("tool_calls") or []
                 if not calls or eos not in generated:
                     state["open"] = False
                     continue
@@ -309,7 +319,8 @@ def build(method: str, model: Any, tokenizer: Any, steps: int, seed: int, output
 
 CURVE_KEYS = {"reward": "reward", "completion_length": "completions/mean_length",
               "assistant_turns": "episodes/assistant_turns", "submitted": "episodes/submitted",
-              "cut_by_budget": "episodes/cut_by_budget", "reverse_kl": "ttopd/reverse_kl"}
+              "cut_by_budget": "episodes/cut_by_budget", "groups_without_reward_variance": "frac_reward_zero_std",
+              "reverse_kl": "ttopd/reverse_kl"}
 
 
 def curves_of(log_history: list[dict[str, Any]]) -> dict[str, list[float | None]]:
@@ -386,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="A few minutes: fewer warm-up and training steps, "
                         "fewer test rollouts (same code path; numbers are not evidence).")
     parser.add_argument("--steps", type=int, help="Optimizer steps per method (default 60; quick 4).")
-    parser.add_argument("--warmup-steps", type=int, help="Supervised warm-up steps (default 300; quick 20).")
+    parser.add_argument("--warmup-steps", type=int, help="Supervised warm-up steps (default 400; quick 20).")
     parser.add_argument("--samples", type=int, help="Test rollouts per test task (default 2; quick 1).")
     parser.add_argument("--test-tasks", type=int, help="Use only the first N test tasks (default: all; quick 16).")
     parser.add_argument("--train-tasks", type=int, help="Warm up on the first N train tasks only (default: all).")
@@ -401,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     quick = options.quick
     steps = options.steps if options.steps is not None else (4 if quick else 60)
-    warmup_steps = options.warmup_steps if options.warmup_steps is not None else (20 if quick else 300)
+    warmup_steps = options.warmup_steps if options.warmup_steps is not None else (20 if quick else 400)
     samples = options.samples if options.samples is not None else (1 if quick else 2)
     test_limit = options.test_tasks if options.test_tasks is not None else (16 if quick else None)
     tuned = parse_tuned(options.tuned)
@@ -431,14 +442,17 @@ def main(argv: list[str] | None = None) -> int:
     sequences = oracle_sequences(renderer, train_rows, tasks)
     completion_lengths = sorted(len(ids) - next(index for index, label in enumerate(labels) if label != -100)
                                 for ids, labels in sequences)
+    progress(f"warm-up: {warmup_steps} supervised steps on {len(sequences)} oracle episodes of the train split")
     warm = warm_up(model, sequences, warmup_steps, options.seed, tokenizer.pad_token_id)
     warm["oracle_completion_tokens_median_max"] = [completion_lengths[len(completion_lengths) // 2],
                                                    completion_lengths[-1]]
     start_state = copy.deepcopy(model.state_dict())
     evaluation_seed = options.seed + 1
+    progress(f"evaluating the start checkpoint on {len(test_rows)} test tasks x {samples}")
     before = evaluate(model, renderer, test_rows, samples, evaluation_seed, max_turns, budget)
     train_probe_rows = random.Random(options.seed).sample(train_rows, min(len(train_rows), len(test_rows)))
     before_train = evaluate(model, renderer, train_probe_rows, 1, evaluation_seed, max_turns, budget)
+    before_greedy = evaluate(model, renderer, test_rows, 1, evaluation_seed, max_turns, budget, greedy=True)
 
     report: dict[str, Any] = {
         "bench": "learn", "mode": "quick" if quick else "full",
@@ -449,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         "budget": {"max_completion_length": budget, "output_limit": OUTPUT_LIMIT,
                    "max_tool_calling_iterations": max_turns},
         "splits": {"train_tasks": len(train_rows), "test_tasks": len(test_rows), "test_samples_per_task": samples},
-        "warmup": warm, "before": {"test": before, "train_sample": before_train}, "methods": {},
+        "warmup": warm, "before": {"test": before, "test_greedy": before_greedy, "train_sample": before_train}, "methods": {},
     }
     curves: dict[str, dict[str, list[float | None]]] = {}
     for method in methods:
@@ -457,17 +471,21 @@ def main(argv: list[str] | None = None) -> int:
         trainer = build("ttopd" if method.startswith("ttopd") else "grpo", model, tokenizer, steps, options.seed,
                         work / method, tuned if method == "ttopd-tuned" else None, budget)
         began = time.perf_counter()
-        trainer.train()
+        progress(f"training {method}: {steps} steps")
+        with contextlib.redirect_stdout(sys.stderr):  # TRL prints its logs; stdout carries the one JSON object
+            trainer.train()
         seconds = round(time.perf_counter() - began, 1)
         curves[method] = curves_of(trainer.state.log_history)
+        progress(f"evaluating {method}")
         after = evaluate(model, renderer, test_rows, samples, evaluation_seed, max_turns, budget)
         after_train = evaluate(model, renderer, train_probe_rows, 1, evaluation_seed, max_turns, budget)
+        after_greedy = evaluate(model, renderer, test_rows, 1, evaluation_seed, max_turns, budget, greedy=True)
         first, last = slice(0, max(1, steps // 5)), slice(-max(1, steps // 5), None)
         summary = {
             "steps": trainer.state.global_step, "train_seconds": seconds,
             "rollouts": trainer.state.global_step * trainer.args.generation_batch_size,
             "config": trainer_config(method, steps, tuned if method == "ttopd-tuned" else None, budget),
-            "after": {"test": after, "train_sample": after_train},
+            "after": {"test": after, "test_greedy": after_greedy, "train_sample": after_train},
             "test_success_change": round(after["success"] - before["success"], 4),
             "over_training_first_fifth_vs_last_fifth": {
                 name: [mean_of(series, first), mean_of(series, last)] for name, series in curves[method].items()},

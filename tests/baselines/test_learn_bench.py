@@ -16,10 +16,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-import learn  # noqa: E402
-from agentgym_baselines.adapter import task_dataset  # noqa: E402
-from agentgym_baselines.tiny import build_tiny_model  # noqa: E402
-from agentgym_baselines.ttopd import TTOPDConfig  # noqa: E402
+import learn
+from agentgym_baselines.adapter import task_dataset
+from agentgym_baselines.tiny import build_tiny_model
+from agentgym_baselines.ttopd import TTOPDConfig
 
 
 @pytest.fixture(scope="module")
