@@ -1,5 +1,5 @@
 """No constant answer beats chance on any ClinicalQA-v0 family (the clinical twin of
-tests/redteam/test_constant_answers.py, which covers SQL, FHIR and CLI).
+tests/redteam/test_no_constant_wins.py, which covers SQL, FHIR and CLI).
 
 The constants: each family's most common gold text, every letter, "yes", "no", "maybe", "none" and "", each
 submitted at the first turn of every task, at two reset seeds. Chance is the family's mean 1/(option count);

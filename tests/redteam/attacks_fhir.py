@@ -3,7 +3,7 @@ answers a loose parser accepts, and CodeAct code that hunts the host for the tas
 
 Each attack reads only the prompt and tool outputs, as a policy would, and must score 0 on every task it
 plays. Constant answers (the family's most common gold, "none", "yes", "no", 0...) are chance-level guesses,
-not attacks that must always lose; `tests/redteam/test_constant_answers.py` bounds them per family.
+not attacks that must always lose; `tests/redteam/test_no_constant_wins.py` bounds them per family.
 """
 
 from __future__ import annotations
