@@ -405,8 +405,10 @@ CONDITIONS: tuple[Condition, ...] = (
 
 # The kinds of risk an interaction carries; each kind has the same number of pairs, so that a task family asking
 # "what is the risk of combining X with Y?" gives no effect a head start.
+# The names avoid the drugs' own words (not "digoxin toxicity", nor "high potassium" for potassium chloride), so
+# that a question naming the drugs does not point at its answer by a shared word.
 INTERACTION_EFFECTS: tuple[str, ...] = (
-    "bleeding", "high potassium", "QT prolongation", "statin muscle toxicity", "digoxin toxicity",
+    "bleeding", "hyperkalemia", "QT prolongation", "myopathy", "cardiac glycoside toxicity",
 )
 
 INTERACTIONS: tuple[Interaction, ...] = (
@@ -414,30 +416,30 @@ INTERACTIONS: tuple[Interaction, ...] = (
     Interaction("warfarin", "ibuprofen", "bleeding", "an NSAID harms the stomach lining and platelets"),
     Interaction("apixaban", "clopidogrel", "bleeding", "an antiplatelet added to an anticoagulant"),
     Interaction("rivaroxaban", "aspirin", "bleeding", "an antiplatelet added to an anticoagulant"),
-    Interaction("lisinopril", "spironolactone", "high potassium", "both make the kidneys keep potassium"),
-    Interaction("losartan", "spironolactone", "high potassium", "both make the kidneys keep potassium"),
-    Interaction("lisinopril", "potassium chloride", "high potassium", "a supplement on top of a drug that keeps "
+    Interaction("lisinopril", "spironolactone", "hyperkalemia", "both make the kidneys keep potassium"),
+    Interaction("losartan", "spironolactone", "hyperkalemia", "both make the kidneys keep potassium"),
+    Interaction("lisinopril", "potassium chloride", "hyperkalemia", "a supplement on top of a drug that keeps "
                 "potassium"),
-    Interaction("spironolactone", "potassium chloride", "high potassium", "a supplement on top of a drug that "
+    Interaction("spironolactone", "potassium chloride", "hyperkalemia", "a supplement on top of a drug that "
                 "keeps potassium"),
     Interaction("azithromycin", "ondansetron", "QT prolongation", "each lengthens the QT interval"),
     Interaction("escitalopram", "ondansetron", "QT prolongation", "each lengthens the QT interval"),
     Interaction("amiodarone", "azithromycin", "QT prolongation", "each lengthens the QT interval"),
     Interaction("ciprofloxacin", "escitalopram", "QT prolongation", "each lengthens the QT interval"),
-    Interaction("simvastatin", "amiodarone", "statin muscle toxicity", "amiodarone slows simvastatin's breakdown "
+    Interaction("simvastatin", "amiodarone", "myopathy", "amiodarone slows simvastatin's breakdown "
                 "(CYP3A4), so its level rises"),
-    Interaction("simvastatin", "diltiazem", "statin muscle toxicity", "diltiazem slows simvastatin's breakdown "
+    Interaction("simvastatin", "diltiazem", "myopathy", "diltiazem slows simvastatin's breakdown "
                 "(CYP3A4)"),
-    Interaction("simvastatin", "amlodipine", "statin muscle toxicity", "amlodipine raises simvastatin levels; keep "
+    Interaction("simvastatin", "amlodipine", "myopathy", "amlodipine raises simvastatin levels; keep "
                 "simvastatin at 20 mg or less"),
-    Interaction("atorvastatin", "diltiazem", "statin muscle toxicity", "diltiazem slows atorvastatin's breakdown "
+    Interaction("atorvastatin", "diltiazem", "myopathy", "diltiazem slows atorvastatin's breakdown "
                 "(CYP3A4)"),
-    Interaction("digoxin", "furosemide", "digoxin toxicity", "the loop diuretic lowers potassium, which makes "
+    Interaction("digoxin", "furosemide", "cardiac glycoside toxicity", "the loop diuretic lowers potassium, which makes "
                 "digoxin more toxic"),
-    Interaction("digoxin", "amiodarone", "digoxin toxicity", "amiodarone raises the digoxin level; halve the dose"),
-    Interaction("digoxin", "hydrochlorothiazide", "digoxin toxicity", "the thiazide lowers potassium, which makes "
+    Interaction("digoxin", "amiodarone", "cardiac glycoside toxicity", "amiodarone raises the digoxin level; halve the dose"),
+    Interaction("digoxin", "hydrochlorothiazide", "cardiac glycoside toxicity", "the thiazide lowers potassium, which makes "
                 "digoxin more toxic"),
-    Interaction("digoxin", "diltiazem", "digoxin toxicity", "diltiazem raises the digoxin level and slows the "
+    Interaction("digoxin", "diltiazem", "cardiac glycoside toxicity", "diltiazem raises the digoxin level and slows the "
                 "heart further"),
 )
 

@@ -72,6 +72,21 @@ def json_list_of_letters(episode: AttackEpisode) -> None:
     episode.call("submit", answer='["' + '", "'.join(_options(episode)) + '"]')
 
 
+def task_id_peek(episode: AttackEpisode) -> None:
+    # info["task_id"] is public: an id built from the gold ("...-I10", "...-low", "...-child_pugh-A-0") would give
+    # it away. Only the id's parts the prompt does not show count (a drug's name is in the question anyway).
+    prompt = episode.prompt.lower().split("options:")[0]
+    hidden = [part for part in str(episode.info.get("task_id", "")).lower().split("-") if part and part not in prompt]
+    clues = {"below": "low", "within": "normal", "above": "high"}
+    for letter, text in _options(episode).items():
+        key = text.lower()
+        tags = {key, key.replace(" ", ""), key.split()[-1], *(tag for word, tag in clues.items() if word in key)}
+        if tags & set(hidden):
+            episode.call("submit", answer=letter)
+            return
+    episode.call("submit", answer="")
+
+
 ATTACKS: list[Attack] = [
     Attack("clinical-every-option-text", ENV, every_option_text,
            description="submit every option's text, comma separated"),
@@ -89,4 +104,6 @@ ATTACKS: list[Attack] = [
     Attack("clinical-letter-with-every-text", ENV, letter_with_every_text,
            description="one letter followed by every option's text"),
     Attack("clinical-json-letter-list", ENV, json_list_of_letters, description='a JSON list ["A", "B", ...]'),
+    Attack("clinical-task-id-peek", ENV, task_id_peek, per_family=4,
+           description="read the answer out of info['task_id']"),
 ]

@@ -16,7 +16,7 @@ from agentgym_fhir.calculators import calculate
 
 from agentgym import Task
 
-from .common import arrange, choice_task, split_of
+from .common import arrange, choice_task, question_digest, split_of
 
 FAMILY = "calculator"
 CASES_PER_CATEGORY = 5
@@ -60,7 +60,7 @@ def _heart(rng: random.Random) -> tuple[dict[str, Any], str]:
     troponin = inputs["troponin_times_normal_limit"]
     text = (f"A {inputs['age_years']}-year-old with chest pain has a {_HISTORY[inputs['history']]} history, "
             f"{_ECG[inputs['ecg']]}, {inputs['risk_factor_count']} cardiovascular risk factors (of hypertension, "
-            f"high cholesterol, diabetes, obesity, smoking, family history) and an initial troponin "
+            f"raised cholesterol, diabetes, obesity, smoking, family history) and an initial troponin "
             f"{troponin:g} times the upper normal limit. What is the risk by the HEART score?")
     return inputs, text
 
@@ -84,9 +84,8 @@ def generate(seed: int = 0) -> list[Task]:
                 inputs, text = make_case(rng)
                 if calculate(name, inputs).category != category:
                     continue
-                case_id = f"{name}-{category.replace(' ', '')}-{made}-s{seed}"
                 tasks.append(choice_task(
-                    task_id=f"clinical-{FAMILY}-{case_id}", family=FAMILY,
+                    task_id=f"clinical-{FAMILY}-{name}-{question_digest(text)}", family=FAMILY,
                     split=split_of(f"case:{name}:{text}"), question=text,
                     options=arrange(gold, [other for other in labels.values() if other != gold], ordinal),
                     answer=gold, difficulty="hard",

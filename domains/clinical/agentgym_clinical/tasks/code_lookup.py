@@ -11,7 +11,7 @@ from agentgym_knowledge.clinical_facts import CONDITIONS, LABS
 
 from agentgym import Task
 
-from .common import arrange, choice_task, split_of
+from .common import arrange, choice_task, slug, split_of
 
 FAMILY = "code_lookup"
 OPTIONS = 4
@@ -26,7 +26,7 @@ def generate(seed: int = 0) -> list[Task]:
         pool = sorted({other for other_system, _, other, _ in facts if other_system == system and other != code})
         distractors = rng.sample(pool, OPTIONS - 1)
         tasks.append(choice_task(
-            task_id=f"clinical-{FAMILY}-{system.lower()}-{code}", family=FAMILY, split=split_of(key),
+            task_id=f"clinical-{FAMILY}-{system.lower()}-{slug(name)}", family=FAMILY, split=split_of(key),
             question=f"Which {system} code stands for {name}?",
             options=arrange(code, distractors, ordinal), answer=code, metadata={"fact": key, "system": system},
         ))

@@ -8,6 +8,7 @@ so the oracle is right whatever the order. `metadata["contexts"]` holds the ques
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,17 @@ def split_of(fact: str) -> str:
     seed, lands in the same split, so train and test never share a fact."""
     digest = hashlib.sha256(f"clinical-split:{fact}".encode()).digest()
     return "test" if int.from_bytes(digest[:8], "big") / 2**64 < TEST_SHARE else "train"
+
+
+def slug(text: str) -> str:
+    """`text` as an id part: lower case, runs of other characters made one "-"."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+def question_digest(question: str) -> str:
+    """A short id part made from the question alone. Task ids are public (`info["task_id"]`), so they are built
+    only from what the prompt already shows, never from the answer."""
+    return hashlib.sha256(question.encode()).hexdigest()[:12]
 
 
 def render_prompt(question: str, options: Sequence[str], contexts: Sequence[str] = (), *,

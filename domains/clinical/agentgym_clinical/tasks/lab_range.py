@@ -37,7 +37,7 @@ def generate(seed: int = 0) -> list[Task]:
             value = _value(lab.low, lab.high, band, lab.decimals)
             shown = f"{value:g} {unit}".strip()
             tasks.append(choice_task(
-                task_id=f"clinical-{FAMILY}-{loinc}-{('low', 'normal', 'high')[band]}", family=FAMILY,
+                task_id=f"clinical-{FAMILY}-{loinc}-{value:g}", family=FAMILY,
                 split=split_of(f"lab:{loinc}"),
                 question=f"An adult's {lab.name.lower()} (LOINC {loinc}) result is {shown}. How does it compare "
                          "with the usual adult reference range?",
