@@ -22,13 +22,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-from _timing import figure, median_ms
+from _timing import figure
 
 NOOP_ENV = "ServeBenchNoop-v0"
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,7 +68,7 @@ class Served:
         self.url = f"http://127.0.0.1:{self.port}"
         command = [sys.executable, __file__, "--server", env_id, str(self.port), str(max_sessions)]
         # The server's log goes to a file: a pipe nobody reads would fill and stall the server.
-        self.log = tempfile.TemporaryFile(mode="w+")
+        self.log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (open for the server's life; closed in stop)
         self.process = subprocess.Popen(command, stdout=self.log, stderr=self.log, text=True, cwd=ROOT)
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -103,6 +102,8 @@ class Served:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait(timeout=30)
+        self.log.close()
 
 
 def run_server(env_id: str, port: int, max_sessions: int) -> None:
@@ -113,24 +114,39 @@ def run_server(env_id: str, port: int, max_sessions: int) -> None:
 
 
 # --------------------------------------------------------------------------- measurements
+EPISODE_STEPS = 20  # steps between resets: info carries the whole conversation, so its size grows per turn
+
+
+def _step_median_ms(env: Any, repeats: int) -> float:
+    """Median time of one no-op step, over episodes of EPISODE_STEPS steps (the reset is not timed)."""
+    action = {"name": "noop", "arguments": {}}
+    samples = []
+    for index in range(repeats + 50):
+        if index % EPISODE_STEPS == 0:
+            env.reset(seed=0)
+        start = time.perf_counter()
+        env.step(action)
+        if index >= 50:  # warm-up
+            samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
 def overhead(repeats: int) -> dict[str, float]:
     import gymnasium as gym
 
     register_noop()
-    action = {"name": "noop", "arguments": {}}
     local = gym.make(NOOP_ENV)
-    local.reset(seed=0)
-    local_ms = median_ms(lambda: local.step(action), repeats, warmup=50)
+    local_ms = _step_median_ms(local, repeats)
     local.close()
     server = Served(NOOP_ENV, 4)
     try:
         remote = gym.make(NOOP_ENV, remote=server.url)
-        remote.reset(seed=0)
-        remote_ms = median_ms(lambda: remote.step(action), repeats, warmup=50)
+        remote_ms = _step_median_ms(remote, repeats)
         remote.close()
     finally:
         server.stop()
-    return {"local_ms": local_ms, "remote_ms": remote_ms, "overhead_ms": remote_ms - local_ms}
+    return {"local_ms": local_ms, "remote_ms": remote_ms, "overhead_ms": remote_ms - local_ms,
+            "episode_steps": EPISODE_STEPS}
 
 
 async def _session(url: str, steps: int, latencies: list[float], errors: list[str], start: asyncio.Event) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import gymnasium as gym
-import mcp.types as types
+from mcp import types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server

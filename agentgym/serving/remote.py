@@ -44,8 +44,7 @@ def _urls(url: str) -> tuple[str, str]:
     if scheme is None or not parts.hostname:
         raise ValueError(f"remote={url!r} is not a server address; use ws://HOST:PORT (as printed by agentgym serve)")
     path = parts.path.rstrip("/")
-    if path.endswith("/ws"):
-        path = path[: -len("/ws")]
+    path = path.removesuffix("/ws")
     netloc = parts.hostname if parts.port is None else f"{parts.hostname}:{parts.port}"
     if ":" in parts.hostname:  # IPv6
         netloc = f"[{parts.hostname}]" + ("" if parts.port is None else f":{parts.port}")

@@ -26,15 +26,16 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from starlette.websockets import WebSocketDisconnect
 from openenv.core.env_server.exceptions import SessionCapacityError
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, State
+from starlette.websockets import WebSocketDisconnect
 
 from agentgym.serving.session import GymAction, GymObservation, GymSession, SessionError, mcp_tools
 
@@ -78,19 +79,71 @@ class ServeConfig:
             raise ValueError("the token is empty; pass a non-empty --token or unset it")
 
 
-class AgentGymEnvServer(HTTPEnvServer):
-    """openenv-core's server with a "busy" message that says what to do, and an idle reaper that closes a
-    session's env with a reason its client is told on the next call."""
+class PinnedThread(ThreadPoolExecutor):
+    """One worker thread that several sessions share for the life of the server (openenv-core's per-session
+    shutdown calls are ignored; `stop` ends it)."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(max_workers=1, thread_name_prefix=f"agentgym-session-{index}")
+        self.sessions = 0
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        return None
+
+    def stop(self) -> None:
+        super().shutdown(wait=False, cancel_futures=True)
+
+
+def session_threads(cpus: int | None = None) -> int:
+    """Worker threads for env calls: enough that a slow step (a long query, a sandbox command) holds up only the
+    few sessions pinned to its thread, few enough that hundreds of sessions do not thrash the GIL."""
+    return min(32, max(4, 4 * (cpus or os.cpu_count() or 1)))
+
+
+class AgentGymEnvServer(HTTPEnvServer):  # type: ignore[misc]
+    """openenv-core's server with a "busy" message that says what to do, an idle reaper that closes a session's
+    env with a reason its client is told on the next call, and env calls on a fixed set of threads.
+
+    openenv-core gives every session its own thread; with hundreds of sessions that many threads contend for the
+    GIL and the event loop starves (p99 step latency near a second at 256 sessions on 2 cores). Here each session
+    is pinned to one of `session_threads()` threads, chosen least-loaded when it opens: its env is made, stepped
+    and closed on that one thread, as openenv-core guarantees, and sessions on other threads go on when one is
+    slow.
+    """
+
+    def __init__(self, *args: Any, threads: int | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pinned = [PinnedThread(index) for index in range(threads or session_threads())]
+        self._pinned_of: dict[str, PinnedThread] = {}
 
     async def _create_session(self) -> tuple[str, Any]:
+        # openenv-core hands a new session `_shared_session_executor` when it is set; point it at the least
+        # loaded thread just before (two sessions opening at once may land on the same thread: harmless).
+        thread = min(self._pinned, key=lambda candidate: candidate.sessions)
+        self._shared_session_executor = thread
         try:
-            return await super()._create_session()
+            session_id, env = await super()._create_session()
         except SessionCapacityError as error:
             raise SessionCapacityError(
                 error.active_sessions, error.max_sessions,
                 message=(f"server busy: {error.active_sessions} of {error.max_sessions} sessions are in use "
                          "(the server's --max-sessions); close a session or retry later"),
             ) from None
+        pinned = self._session_executors.get(session_id)
+        if isinstance(pinned, PinnedThread):
+            pinned.sessions += 1
+            self._pinned_of[session_id] = pinned
+        return session_id, env
+
+    async def _destroy_session(self, session_id: str) -> None:
+        await super()._destroy_session(session_id)
+        pinned = self._pinned_of.pop(session_id, None)
+        if pinned is not None:
+            pinned.sessions -= 1
+
+    def stop_threads(self) -> None:
+        for thread in self._pinned:
+            thread.stop()
 
     async def _reap_idle_sessions(self) -> None:
         timeout = self._session_idle_timeout_s
@@ -261,7 +314,7 @@ def build_app(config: ServeConfig) -> FastAPI:
 
     @app.get("/metadata")
     async def get_metadata() -> dict[str, Any]:
-        return metadata.model_dump()
+        return dict(metadata.model_dump())
 
     @app.get("/schema")
     async def get_schema() -> dict[str, Any]:
@@ -283,6 +336,7 @@ def build_app(config: ServeConfig) -> FastAPI:
         return JSONResponse(status_code=400, content={"error": str(error)})
 
     server.register_routes(app)
+    app.router.on_shutdown.append(_async(server.stop_threads))
     app.add_middleware(QuietDisconnectMiddleware)
     if config.token:
         app.add_middleware(BearerTokenMiddleware, token=config.token)
@@ -316,7 +370,7 @@ async def _mcp_answer(server: AgentGymEnvServer, tool_schemas: list[dict[str, An
         return await _mcp_create_session(server, request_id, params)
     if method == "openenv/session/close":
         session_id = params.get("session_id")
-        if server.session(session_id) is None:
+        if not isinstance(session_id, str) or server.session(session_id) is None:
             return _rpc_error(request_id, -32602, f"unknown session_id {str(session_id)[:80]!r}")
         await server._destroy_session(session_id)
         return _rpc_result(request_id, {"session_id": session_id, "closed": True})
@@ -351,7 +405,7 @@ async def _mcp_call(server: AgentGymEnvServer, request_id: Any, params: dict[str
     if not isinstance(arguments, dict):
         return _rpc_error(request_id, -32602, "params.arguments must be an object")
     env = server.session(session_id)
-    if env is None:
+    if env is None or not isinstance(session_id, str):
         return _rpc_error(request_id, -32602, "tools/call needs the params.session_id of an open session: call "
                                               "openenv/session/create first (sessions close after the idle timeout)")
     try:
@@ -369,6 +423,12 @@ def tool_call_result(observation: GymObservation) -> dict[str, Any]:
             "structuredContent": {"observation": observation.text, "reward": observation.reward,
                                   "terminated": observation.terminated, "truncated": observation.truncated,
                                   "reward_breakdown": observation.info.get("reward_breakdown", {})}}
+
+
+def _async(function: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        function()
+    return run
 
 
 def _version() -> str:

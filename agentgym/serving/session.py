@@ -40,7 +40,7 @@ class SessionError(Exception):
     env would."""
 
 
-class GymAction(Action):
+class GymAction(Action):  # type: ignore[misc]
     """What a client sends to `step`.
 
     - `{"action": ...}` (type "act", the default): one model turn, exactly what `env.step` takes locally: a
@@ -67,7 +67,7 @@ class GymAction(Action):
         return self
 
 
-class GymObservation(Observation):
+class GymObservation(Observation):  # type: ignore[misc]
     """What `reset` and `step` return: the env's observation text and info, as the local env returns them.
 
     `reward` and `done` travel beside it (OpenEnv's envelope); `done` is `terminated or truncated`.
@@ -87,7 +87,7 @@ class GymToolCallObservation(GymObservation):
     error: dict[str, Any] | None = None
 
 
-class GymToolListObservation(Observation):
+class GymToolListObservation(Observation):  # type: ignore[misc]
     """The answer to a `list_tools` action (OpenEnv's ListToolsObservation shape)."""
 
     tools: list[dict[str, Any]]
@@ -103,7 +103,7 @@ def mcp_tools(tool_schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return tools
 
 
-class GymSession(Environment[GymAction, Observation, State]):
+class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[misc]
     """One client's env, made with `gym.make(env_id, **env_args)` when the session opens.
 
     Called by openenv-core's server on the session's own thread (one thread per session), so the env is never

@@ -12,8 +12,8 @@ import pytest
 import agentgym  # noqa: F401
 
 mcp = pytest.importorskip("mcp", reason="the serve extra is not installed (pip install -e '.[serve]')")
-from mcp import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
 def _local(seed: int) -> tuple[Any, str, list[str], str]:

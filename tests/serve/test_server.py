@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -209,7 +210,7 @@ def test_agentgym_serve_command_binds_loopback_by_default() -> None:
             line = process.stderr.readline() if process.stderr else ""
         assert f"serving SQL-v0 at ws://127.0.0.1:{port}" in line and "token required" in line
         listening = [row.split()[1] for path in ("/proc/net/tcp", "/proc/net/tcp6") if os.path.exists(path)
-                     for row in open(path).read().splitlines()[1:] if row.split()[3] == "0A"]
+                     for row in Path(path).read_text().splitlines()[1:] if row.split()[3] == "0A"]
         ours = [address for address in listening if address.endswith(f":{port:04X}")]
         assert ours == ["0100007F:" + f"{port:04X}"]  # 127.0.0.1 only
         env = gym.make("SQL-v0", remote=f"ws://127.0.0.1:{port}", remote_token="tok-123")
