@@ -78,3 +78,14 @@ def test_server_episodes_cannot_change_another_episodes_truth(server_url: str, s
     client = FhirClient(server_url)
     found = list(client.search_all("Observation", {"patient": patient, "code": "2823-3"}))
     assert all(resource.get("effectiveDateTime") != "2099-01-01T00:00:00Z" for resource in found)
+
+
+def test_search_against_a_server_stays_strict(server_url: str, small_tasks: list[Task]) -> None:
+    """A FHIR server ignores unknown search parameters by default; the env asks for strict handling, so a typo
+    is an error the agent sees (as with the env's own store), not a silently wider search."""
+    env = gym.make("FHIR-v0", server=server_url, tasks=[small_tasks[0]], knowledge=False)
+    env.reset(seed=0)
+    observation, *_ = env.step({"name": "fhir_search", "arguments": {"resource_type": "Patient",
+                                                                     "params": {"familly": "Smith"}}})
+    env.close()
+    assert observation.startswith("Error") and "familly" in observation

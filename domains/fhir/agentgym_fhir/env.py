@@ -50,7 +50,9 @@ class ServerSession(FhirClient):
     """
 
     def __init__(self, base_url: str, *, timeout: float = 30.0, id_prefix: str = "", now: str | None = None) -> None:
-        super().__init__(base_url, timeout=timeout)
+        # Strict search handling, as the env's own store gives: an unknown parameter is an error the agent
+        # learns from, not a silently wider search (FHIR servers ignore unknown parameters by default).
+        super().__init__(base_url, timeout=timeout, headers={"Prefer": "handling=strict"})
         self._id_prefix = id_prefix
         self._now = now
         self._held: dict[tuple[str, str], dict[str, Any]] = {}
