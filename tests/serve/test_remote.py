@@ -71,3 +71,17 @@ def test_remote_refuses_local_arguments_and_wrong_servers(sql_server: str) -> No
         gym.make("SQL-v0", remote=f"ws://127.0.0.1:{free_port()}")
     with pytest.raises(ValueError, match="not a server address"):
         gym.make("SQL-v0", remote="ftp://127.0.0.1:1")
+
+
+def test_remote_fhir_trajectory_is_the_local_one() -> None:
+    from tests.serve.conftest import serving
+
+    local = gym.make("FHIR-v0")
+    local.reset(seed=2)
+    actions = ["not a call", {"name": "no_such_tool", "arguments": {}}, *local.unwrapped.task.solution]
+    expected = _run(local, 2, actions)
+    with serving("FHIR-v0", max_sessions=2) as url:
+        remote = gym.make("FHIR-v0", remote=url)
+        assert _run(remote, 2, actions) == expected
+        remote.close()
+    local.close()

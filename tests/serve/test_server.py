@@ -80,6 +80,10 @@ def test_mcp_tool_client_lists_and_calls_the_env_tools(sql_server: str) -> None:
 
     listed, text = asyncio.run(over_websocket())
     assert listed == names and text == expected
+    health = httpx.get(sql_server + "/health").json()
+    assert health["status"] == "healthy" and health["env"] == "SQL-v0"
+    assert health["data"]["tasks"] == len(local.unwrapped.task_set) and health["data"]["families"]
+    assert isinstance(health["sandbox"]["pools"], list)
     listed, text = asyncio.run(over_http_mcp())
     assert listed == names and text.startswith("Tables in database")
     assert httpx.get(sql_server + "/health").json()["sessions"]["active"] == 0  # both sessions were closed
