@@ -26,6 +26,31 @@ FORMAT_HELP = (
 )
 
 
+# One encoder for every step: `json.dumps` with a non-default option builds a new `JSONEncoder` per call.
+_encode_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def arguments_json(arguments: Any) -> str:
+    """The arguments as the JSON text of an OpenAI tool call (what `json.dumps(..., ensure_ascii=False)` gives).
+
+    Structured actions may carry what JSON cannot hold (a set, an object, a dict that contains itself); those
+    are written with `str()` for the unknown parts (or as one JSON string), never an exception.
+    """
+    try:
+        return _encode_json(arguments)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return json.dumps(arguments, ensure_ascii=False, default=str)
+    except Exception:  # noqa: BLE001, S110 - default=str runs the objects' own __str__, which may raise anything
+        pass
+    try:
+        text = str(arguments)[:MAX_ACTION_CHARS]
+    except Exception:  # noqa: BLE001 - an object whose str() fails (or recurses) is still recorded, as a type
+        text = f"<{type(arguments).__name__}>"
+    return json.dumps(text, ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One requested call: a tool name and its (not yet validated) arguments."""
@@ -38,7 +63,7 @@ class ToolCall:
         return {
             "id": self.id or f"call_{index}",
             "type": "function",
-            "function": {"name": self.name, "arguments": json.dumps(self.arguments, ensure_ascii=False)},
+            "function": {"name": self.name, "arguments": arguments_json(self.arguments)},
         }
 
 
@@ -105,6 +130,15 @@ def _calls_from_json(value: Any) -> list[ToolCall] | str:
 
 def parse_action(action: Any, *, code: bool = False) -> ParsedAction:
     """Parse an action into tool calls. See the module docstring for accepted shapes. Never raises."""
+    if isinstance(action, dict):
+        # The common structured action, one {"name", "arguments": {...}} call, read without the general path
+        # (same result as `_calls_from_json`, which handles every other shape).
+        name = action.get("name")
+        if type(name) is str and name and "function" not in action and "tool_calls" not in action:
+            arguments = action["arguments"] if "arguments" in action else action.get("parameters", {})
+            if type(arguments) is dict:
+                call_id = action.get("id")
+                return ParsedAction([ToolCall(name, arguments, call_id if isinstance(call_id, str) else None)])
     if isinstance(action, (dict, list)):
         calls = _calls_from_json(action)
         text = ""

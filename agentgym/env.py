@@ -89,6 +89,8 @@ class ToolEnv(gym.Env[str, Any]):
         self.observation_space = UnicodeText()
         self.action_space = UnicodeText()
         self.task: Task | None = None
+        self._info_task: Task | None = None
+        self._info_head: dict[str, Any] = {}
         self.state: Any = None
         self._episode_open = False
         self._closed = False
@@ -285,13 +287,14 @@ class ToolEnv(gym.Env[str, Any]):
     def _info(self) -> dict[str, Any]:
         task = self.task
         assert task is not None
-        return {
-            "task_id": task.id,
-            "family": task.family,
-            "split": task.split,
-            "difficulty": task.difficulty,
-            "turn": self._turn,
-            "tools": self.tool_schemas,
-            "messages": list(self._messages),
-            "reward_breakdown": dict(self._breakdown),
-        }
+        if self._info_task is not task:  # the task's own fields, once per episode, in the info's key order
+            self._info_task = task
+            self._info_head = {"task_id": task.id, "family": task.family, "split": task.split,
+                               "difficulty": task.difficulty}
+        info = self._info_head.copy()
+        info["turn"] = self._turn
+        info["tools"] = self.tool_schemas
+        # A new list each time: an info handed out earlier keeps the conversation as it was at its step.
+        info["messages"] = self._messages.copy()
+        info["reward_breakdown"] = self._breakdown.copy()
+        return info

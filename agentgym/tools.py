@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -103,6 +104,31 @@ def _placeholder(schema: dict[str, Any]) -> Any:
     )
 
 
+_ANY_VALUE = object()  # a field that takes any value as it is
+_REQUIRED = object()
+_PLAIN_TYPES = (str, int, float, bool)
+_IMMUTABLE_DEFAULTS = (type(None), str, int, float, bool)
+
+
+def _plain_kinds(annotation: Any) -> Any:
+    """The exact types pydantic passes through unchanged for `annotation`, `_ANY_VALUE`, or None (not plain).
+
+    Plain: `str`, `int`, `float`, `bool`, `Any`, and `X | None` of the first four, with no constraints
+    (`Annotated` metadata makes a field not plain). A value of exactly such a type validates to itself.
+    """
+    if annotation is Any:
+        return _ANY_VALUE
+    if annotation in _PLAIN_TYPES:
+        return frozenset((annotation,))
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = typing.get_args(annotation)
+        if len(members) == 2 and type(None) in members:
+            other = next(member for member in members if member is not type(None))
+            if other in _PLAIN_TYPES:
+                return frozenset((other, type(None)))
+    return None
+
+
 def render_value(value: Any) -> str:
     """Render a tool's return value as text: strings as they are, JSON-able values as JSON, else `str()`."""
     if value is None:
@@ -154,11 +180,21 @@ class Tool:
         if self.takes_state:
             parameters = parameters[1:]
         fields: dict[str, Any] = {}
+        # Arguments whose every field is plain (see `_plain_kinds`) and whose values already have the exact
+        # type are what pydantic would return unchanged: `invoke` passes them on without building a model.
+        plain: dict[str, Any] | None = {}
+        plain_defaults: list[tuple[str, Any]] = []
         for parameter in parameters:
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
                 raise TypeError(f"tool {self.name!r}: *args / **kwargs cannot be described to a model")
             annotation = hints.get(parameter.name, Any)
             default = ... if parameter.default is parameter.empty else parameter.default
+            kinds = _plain_kinds(annotation)
+            if plain is not None and kinds is not None and (default is ... or type(default) in _IMMUTABLE_DEFAULTS):
+                plain[parameter.name] = kinds
+                plain_defaults.append((parameter.name, _REQUIRED if default is ... else default))
+            else:
+                plain = None
             fields[parameter.name] = (
                 annotation,
                 pydantic.Field(default=default, description=argument_docs.get(parameter.name) or None),
@@ -166,6 +202,9 @@ class Tool:
         self.arguments_model: type[pydantic.BaseModel] = pydantic.create_model(
             f"{self.name}_arguments", __config__=pydantic.ConfigDict(extra="forbid"), **fields
         )
+        self._validate = self.arguments_model.__pydantic_validator__.validate_python
+        self._plain = plain
+        self._plain_defaults = tuple(plain_defaults)
         parameters_schema = _clean_schema(self.arguments_model.model_json_schema())
         parameters_schema.pop("additionalProperties", None)
         parameters_schema.setdefault("properties", {})
@@ -210,11 +249,13 @@ class Tool:
                 ok=False,
                 error_kind="arguments",
             )
-        try:
-            validated = self.arguments_model.model_validate(arguments)
-        except pydantic.ValidationError as error:
-            return ToolOutcome(self.describe_validation_error(error), ok=False, error_kind="arguments")
-        values = {key: getattr(validated, key) for key in type(validated).model_fields}
+        values = self._plain_values(arguments)
+        if values is None:
+            try:
+                validated = self._validate(arguments)
+            except pydantic.ValidationError as error:
+                return ToolOutcome(self.describe_validation_error(error), ok=False, error_kind="arguments")
+            values = validated.__dict__  # the field values, in field order (extra arguments are forbidden)
         try:
             value = self.function(state, **values) if self.takes_state else self.function(**values)
         except ToolError as error:
@@ -226,6 +267,25 @@ class Tool:
             message = f"Error: tool '{self.name}' failed: {type(error).__name__}: {error}"
             return ToolOutcome(cap_text(message, self.output_limit), ok=False, error_kind="exception")
         return ToolOutcome(cap_text(render_value(value), self.output_limit), ok=True, value=value)
+
+    def _plain_values(self, arguments: dict[Any, Any]) -> dict[str, Any] | None:
+        """The validated values when pydantic would return `arguments` unchanged (None: let pydantic decide)."""
+        plain = self._plain
+        if plain is None or len(arguments) > len(plain):
+            return None
+        for key, value in arguments.items():
+            kinds = plain.get(key) if type(key) is str else None
+            if kinds is None or (kinds is not _ANY_VALUE and type(value) not in kinds):
+                return None
+        values: dict[str, Any] = {}
+        for name, default in self._plain_defaults:
+            if name in arguments:
+                values[name] = arguments[name]
+            elif default is _REQUIRED:
+                return None
+            else:
+                values[name] = default
+        return values
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (tests, code execution)."""
