@@ -85,3 +85,22 @@ def test_remote_fhir_trajectory_is_the_local_one() -> None:
         assert _run(remote, 2, actions) == expected
         remote.close()
     local.close()
+
+
+def test_remote_cli_trajectory_is_the_local_one_and_health_shows_the_pool() -> None:
+    import httpx
+
+    from tests.serve.conftest import serving
+
+    local = gym.make("CLI-v0", backend="local")
+    local.reset(seed=1)
+    actions = [{"name": "no_such_tool", "arguments": {}}, *local.unwrapped.task.solution]
+    expected = _run(local, 1, actions)
+    assert expected[-1][1] == 1.0
+    with serving("CLI-v0", env_args={"backend": "local"}, max_sessions=2) as url:
+        remote = gym.make("CLI-v0", remote=url)
+        assert _run(remote, 1, actions) == expected
+        pools = httpx.get(url + "/health").json()["sandbox"]["pools"]
+        assert pools and pools[0]["backend"] == "local"
+        remote.close()
+    local.close()
