@@ -104,3 +104,23 @@ def test_remote_cli_trajectory_is_the_local_one_and_health_shows_the_pool() -> N
         assert pools and pools[0]["backend"] == "local"
         remote.close()
     local.close()
+
+
+def test_interleaved_sessions_do_not_see_each_other(sql_server: str) -> None:
+    """Two clients stepping turn by turn on one server each get exactly their own local trajectory."""
+    seeds = (21, 22)
+    locals_ = [gym.make("SQL-v0") for _ in seeds]
+    remotes = [gym.make("SQL-v0", remote=sql_server) for _ in seeds]
+    plans = []
+    for env, seed in zip(locals_, seeds):
+        env.reset(seed=seed)
+        plans.append(_episode_actions(env))
+    expected = [_run(env, seed, plan) for env, seed, plan in zip(locals_, seeds, plans)]
+    got: list[list[Any]] = [[remote.reset(seed=seed)] for remote, seed in zip(remotes, seeds)]
+    for turn in range(max(len(plan) for plan in plans)):
+        for index, remote in enumerate(remotes):
+            if turn < len(expected[index]) - 1:
+                got[index].append(remote.step(plans[index][turn]))
+    assert got == expected
+    for env in (*locals_, *remotes):
+        env.close()
