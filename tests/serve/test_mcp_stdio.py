@@ -63,3 +63,13 @@ def test_mcp_stdio_wrong_submission_scores_zero() -> None:
     got = anyio.run(_episode, 1, [wrong])
     result = got["results"][0]
     assert result.structured_content["terminated"] is True and result.structured_content["reward"] == 0.0
+
+
+def test_mcp_command_reports_an_unknown_env_clearly() -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "agentgym.cli", "mcp", "NoSuch-v0"], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert "unknown environment 'NoSuch-v0'; registered:" in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""  # stdout is the MCP channel: nothing but protocol may go there
