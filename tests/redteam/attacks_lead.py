@@ -24,23 +24,25 @@ def _options(prompt: str) -> dict[str, str]:
 
 
 def read_the_task_id(episode: AttackEpisode) -> None:
-    """Pick the option whose text matches a label or code word found in the task id; submit its letter."""
+    """Pick the option that a label or code word of the task id names, and submit its letter.
+
+    Only words the prompt does not show count (reading the prompt is the task, not a leak); when the id holds
+    none, the attack submits nothing an option could match, so it wins only through a leak, never by luck.
+    """
+    prompt = episode.prompt.lower()
     tokens = [token.lower() for token in re.split(r"[-_\s]+", str(episode.info.get("task_id", ""))) if token]
+    leaked = [token for token in tokens
+              if token in _LABEL_WORDS or (re.fullmatch(r"[a-z]\d[\d.a-z]*", token) and token not in prompt)]
     options = _options(episode.prompt)
-    guesses: list[str] = []
-    for token in tokens:
-        words = _LABEL_WORDS.get(token, (token,) if len(token) >= 2 and not token.isdigit() else ())
-        for letter, text in options.items():
-            squashed = text.replace(".", "")
-            if any(re.search(rf"\b{re.escape(word)}\b", text) or word.upper() in squashed.upper().split()
-                   for word in words):
-                guesses.append(letter)
-    # the letter named by the most specific (last) id token that matches exactly one option
-    for letter in reversed(guesses):
-        if guesses.count(letter) >= 1:
-            episode.call("submit", answer=letter)
+    for token in reversed(leaked):  # the most specific (last) word first
+        words = _LABEL_WORDS.get(token, (token,))
+        matching = [letter for letter, text in options.items()
+                    if any(re.search(rf"\b{re.escape(word)}\b", text.replace(".", "")) for word in words)
+                    or token.replace(".", "") in text.replace(".", "")]
+        if len(matching) == 1:
+            episode.call("submit", answer=matching[0])
             return
-    episode.call("submit", answer="A")
+    episode.call("submit", answer="")
 
 
 def echo_the_first_rule(episode: AttackEpisode) -> None:
