@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from openenv.core.env_server.exceptions import SessionCapacityError
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, State
@@ -328,8 +328,9 @@ def build_app(config: ServeConfig) -> FastAPI:
             "step), or on an MCP session at /mcp (openenv/session/create, then tools/call)")})
 
     @app.post("/mcp")
-    async def mcp(request: Request) -> JSONResponse:
-        return JSONResponse(await _mcp_answer(server, tool_schemas, await request.body()))
+    async def mcp(request: Request) -> Response:
+        answer = await _mcp_answer(server, tool_schemas, await request.body())
+        return Response(status_code=202) if answer is None else JSONResponse(answer)  # 202: a notification
 
     @app.exception_handler(SessionError)
     async def session_error(request: Request, error: SessionError) -> JSONResponse:

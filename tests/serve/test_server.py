@@ -136,6 +136,8 @@ def test_bad_input_gets_clear_json_errors(sql_server: str) -> None:
     assert httpx.post(sql_server + "/mcp", json=[1, 2]).json()["error"]["code"] == -32600
     assert httpx.post(sql_server + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "x/y"}).json()[
         "error"]["code"] == -32601
+    notification = httpx.post(sql_server + "/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert notification.status_code == 202
     stateless = httpx.post(sql_server + "/step", json={"action": {}})
     assert stateless.status_code == 409 and "/ws" in stateless.json()["error"]
 
