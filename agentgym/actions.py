@@ -8,6 +8,7 @@ Parsing never raises: a malformed action yields a `ParsedAction` with an `error`
 from __future__ import annotations
 
 import json
+import json.encoder
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,8 +27,38 @@ FORMAT_HELP = (
 )
 
 
-# One encoder for every step: `json.dumps` with a non-default option builds a new `JSONEncoder` per call.
-_encode_json = json.JSONEncoder(ensure_ascii=False).encode
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _make_json_encoder() -> Callable[[Any], str]:
+    """One encoder for every step, giving exactly `json.dumps(value, ensure_ascii=False)`.
+
+    `json.dumps` with a non-default option builds a `JSONEncoder`, and every `encode` builds the C encoder
+    again; here the C encoder is built once (without the circular-reference check: a value that contains itself
+    raises RecursionError, which `arguments_json` handles). Where the C encoder is missing or answers a probe
+    differently, the shared `JSONEncoder` is used.
+    """
+    fallback = json.JSONEncoder(ensure_ascii=False).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return fallback
+    try:
+        encoder = make(None, _refuse, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+        def encode(value: Any) -> str:
+            return "".join(encoder(value, 0))
+
+        probe = {"text": "é \ud800 \"q\"\n", "n": [1, -2.5, 1e300, float("nan"), float("-inf"), True, None],
+                 "nested": {"": {}}, 3: [], 2.5: "", None: 0, False: ()}
+        if encode(probe) != fallback(probe) or encode("x") != fallback("x"):
+            return fallback
+    except Exception:  # noqa: BLE001 - any surprise from a private constructor: use the public encoder
+        return fallback
+    return encode
+
+
+_encode_json = _make_json_encoder()
 
 
 def arguments_json(arguments: Any) -> str:
@@ -78,6 +109,8 @@ class ParsedAction:
 
 def clean_text(text: str) -> str:
     """Replace lone surrogates and other unencodable code points so the text can always be stored as UTF-8."""
+    if text.isascii():  # a flag CPython keeps on every str: no scan
+        return text
     try:
         text.encode("utf-8")
         return text
