@@ -159,7 +159,8 @@ async def _session(url: str, steps: int, latencies: list[float], errors: list[st
         async def reset() -> None:
             nonlocal seed
             seed += 1
-            await connection.send(json.dumps({"type": "reset", "data": {"seed": seed}}))
+            # compact_info: what RemoteEnv asks for (each answer carries only the new messages)
+            await connection.send(json.dumps({"type": "reset", "data": {"seed": seed, "compact_info": True}}))
             answer = json.loads(await connection.recv())
             if answer["type"] != "observation":
                 errors.append(str(answer)[:200])

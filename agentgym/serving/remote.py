@@ -24,6 +24,7 @@ from websockets.sync.client import ClientConnection, connect
 from agentgym.spaces import UnicodeText
 
 TOKEN_VARIABLE = "AGENTGYM_SERVE_TOKEN"
+COMPACT_KEY = "__agentgym_compact__"  # agentgym.serving.session.COMPACT_KEY (that module needs openenv-core)
 # Errors the server reports with their type (see agentgym.serving.session): raised here as the same type.
 _RAISED_AS: dict[str, type[Exception]] = {
     **{name: getattr(builtins, name) for name in ("RuntimeError", "KeyError", "ValueError", "TypeError", "IndexError")},
@@ -79,6 +80,9 @@ class RemoteEnv(gym.Env[str, Any]):
         self.observation_space = UnicodeText()
         self.action_space = UnicodeText()
         self.tool_schemas: list[dict[str, Any]] = []
+        self._messages: list[Any] = []  # the conversation so far, rebuilt from the server's compact info
+        self._tools: Any = None
+        self._order: list[str] = []
         self._connection: ClientConnection | None = None
         self._stack = ExitStack()
         self._closed = False
@@ -110,15 +114,14 @@ class RemoteEnv(gym.Env[str, Any]):
     # ----------------------------------------------------------------- the Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        data: dict[str, Any] = {}
+        data: dict[str, Any] = {"compact_info": True}
         if seed is not None:
             data["seed"] = seed
         if options is not None:
             data["options"] = options
+        self._messages, self._tools = [], None
         observation = self._exchange({"type": "reset", "data": data})
-        info = observation["info"]
-        self.tool_schemas = list(info.get("tools", []))
-        return observation["text"], info
+        return observation["text"], observation["info"]
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         payload = self._exchange({"type": "step", "data": {"type": "act", "action": action}}, reward=True)
@@ -163,7 +166,28 @@ class RemoteEnv(gym.Env[str, Any]):
         observation = dict(data["observation"])
         if reward:
             observation["reward"] = data.get("reward") or 0.0
+        observation["info"] = self._full_info(observation["info"])
         return observation
+
+    def _full_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """The env's info from the server's compact form (see `GymSession._wire_info`)."""
+        delta = info.pop(COMPACT_KEY, None)
+        if delta is None:
+            return info
+        if "messages" in info:
+            start = delta.get("messages_from")
+            if start is not None:
+                info["messages"] = self._messages[:start] + info["messages"]
+            self._messages = list(info["messages"])
+        if delta.get("tools_unchanged"):
+            info["tools"] = self._tools
+        elif "tools" in info:
+            self._tools = info["tools"]
+            self.tool_schemas = list(info["tools"])
+        # Keep the key order of the env's own info (dict equality ignores it; printing and JSON do not).
+        order = self._order if set(self._order) == set(info) else list(info)
+        self._order = order
+        return {key: info[key] for key in order}
 
     @staticmethod
     def _raise(error: dict[str, Any]) -> None:

@@ -34,6 +34,9 @@ CLOSED_BY_SERVER = ("this session was closed by the server (idle longer than the
 _SPEC_WRAPPERS = (gym.wrappers.OrderEnforcing, gym.wrappers.TimeLimit, gym.wrappers.PassiveEnvChecker)
 
 
+COMPACT_KEY = "__agentgym_compact__"
+
+
 class SessionError(Exception):
     """Raised to the transport with a message that is safe to show the client, prefixed by the error type
     (`RuntimeError: call reset() before step() ...`) so a remote client can raise the same type as the local
@@ -130,10 +133,16 @@ class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[mi
 
     # ----------------------------------------------------------------- OpenEnv's Environment interface
     def reset(self, seed: int | None = None, episode_id: str | None = None,
-              options: dict[str, Any] | None = None, **unknown: Any) -> GymObservation:
+              options: dict[str, Any] | None = None, compact_info: bool = False, **unknown: Any) -> GymObservation:
+        """Reset the env. With `compact_info` (what `RemoteEnv` asks for), each later answer carries only the
+        messages the client does not hold yet and leaves out unchanged tool schemas (see `_wire_info`)."""
         self._check_open()
         if unknown:
-            raise SessionError(f"TypeError: reset takes seed, options and episode_id; unknown: {sorted(unknown)}")
+            raise SessionError("TypeError: reset takes seed, options, episode_id and compact_info; unknown: "
+                               f"{sorted(unknown)}")
+        self.compact = bool(compact_info)
+        self._held_messages: list[Any] = []
+        self._held_tools: Any = None
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise SessionError(f"TypeError: seed must be an integer, got {type(seed).__name__}")
         if options is not None and not isinstance(options, dict):
@@ -142,7 +151,7 @@ class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[mi
         self.episode_id = episode_id or uuid.uuid4().hex
         self.turns = 0
         self.tool_schemas = list(info.get("tools", self.tool_schemas))
-        return GymObservation(text=text, info=info, done=False, reward=None)
+        return GymObservation(text=text, info=self._wire_info(info), done=False, reward=None)
 
     def step(self, action: GymAction, timeout_s: float | None = None, **unknown: Any) -> Observation:
         self._check_open()
@@ -160,7 +169,7 @@ class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[mi
         text, reward, terminated, truncated, info = self._guarded(lambda: self.env.step(action))
         self.turns += 1
         return GymObservation(text=text, reward=float(reward), terminated=bool(terminated),
-                              truncated=bool(truncated), done=bool(terminated or truncated), info=info)
+                              truncated=bool(truncated), done=bool(terminated or truncated), info=self._wire_info(info))
 
     @property
     def state(self) -> State:
@@ -180,6 +189,31 @@ class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[mi
         self._made.close()
 
     # ----------------------------------------------------------------- internals
+    def _wire_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """`info` as sent. In compact mode `info["messages"]` holds only the messages after those the client holds
+        (when what it holds is still the start of the conversation), `info["tools"]` is left out when unchanged,
+        and `info[COMPACT_KEY]` says so; `RemoteEnv` rebuilds the env's own info from it. This relies on an env
+        never changing a message once it is in `info["messages"]` (ToolEnv only appends); a conversation that no
+        longer starts with what the client holds is sent whole."""
+        if not getattr(self, "compact", False):
+            return info
+        wire = dict(info)
+        delta: dict[str, Any] = {}
+        messages = info.get("messages")
+        if isinstance(messages, list):
+            held = self._held_messages
+            if held and len(messages) >= len(held) and messages[: len(held)] == held:
+                wire["messages"] = messages[len(held):]
+                delta["messages_from"] = len(held)
+            self._held_messages = list(messages)
+        tools = info.get("tools")
+        if tools is not None and self._held_tools is not None and (tools is self._held_tools or tools == self._held_tools):
+            del wire["tools"]
+            delta["tools_unchanged"] = True
+        self._held_tools = tools
+        wire[COMPACT_KEY] = delta
+        return wire
+
     def _check_open(self) -> None:
         if self.closed:
             raise SessionError(f"RuntimeError: {self.closed_reason}; open a new session")

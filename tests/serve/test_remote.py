@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import gymnasium as gym
@@ -39,6 +40,7 @@ def test_remote_trajectory_is_the_local_one(sql_server: str, seed: int) -> None:
     expected = _run(local, seed, actions)
     got = _run(remote, seed, actions)
     assert got == expected
+    assert json.dumps(got) == json.dumps(expected)  # the same key order too (printing, logging, JSON)
     final = got[-1]
     assert final[1] == 1.0 and final[2] is True and final[4]["reward_breakdown"]["answer"] == 1.0
     # the next episode on the same connection is the local one too (same env instance semantics)
