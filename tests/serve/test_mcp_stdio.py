@@ -10,8 +10,9 @@ import gymnasium as gym
 import pytest
 
 import agentgym  # noqa: F401
+from tests.serve.conftest import SERVE_EXTRA
 
-mcp = pytest.importorskip("mcp", reason="the serve extra is not installed (pip install -e '.[serve]')")
+mcp = pytest.importorskip("mcp", reason=SERVE_EXTRA)
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 

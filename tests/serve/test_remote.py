@@ -8,6 +8,11 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+from tests.serve.conftest import SERVE_EXTRA
+
+for _module in ("openenv", "uvicorn", "websockets"):
+    pytest.importorskip(_module, reason=SERVE_EXTRA)
+
 import agentgym  # noqa: F401  (registers the envs)
 from agentgym.serving.remote import RemoteEnvError
 from tests.serve.conftest import free_port

@@ -15,6 +15,11 @@ from typing import Any
 import gymnasium as gym
 import httpx
 import pytest
+
+from tests.serve.conftest import SERVE_EXTRA
+
+for _module in ("openenv", "uvicorn", "websockets"):
+    pytest.importorskip(_module, reason=SERVE_EXTRA)
 from openenv.core.generic_client import GenericEnvClient
 from openenv.core.mcp_client import MCPToolClient
 from websockets.exceptions import InvalidStatus
