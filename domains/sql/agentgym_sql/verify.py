@@ -10,6 +10,13 @@ never recombine); integers compare exactly, a float compares with a tolerance re
 (`RESULT_REL_TOL`), so distinct small values stay distinct. A task may carry alternative gold queries
 (`verifier.params.alternatives`); matching any gold scores 1.
 
+Ordering and ties: a gold ordered on a sort key (`verifier.params.order_key`, the indices of the key's
+columns in the result of `order_sql`, or in the gold's own result when `order_sql` is absent) has several right
+answers when rows tie on the key: rows equal on the key may come in any order, and where the gold ends with
+`LIMIT` (`limited`) inside a run of ties, any rows of that run (read from `order_sql`, the gold without its
+`LIMIT`, the key's columns appended after the gold's own when the key is not among them) complete the answer.
+A submission that fails the plain comparison is accepted when it is consistent with the ordering in this way.
+
 Answers: the value is read into rows of the gold's shape (a scalar for one cell; a list for one column, its
 items one per row; a list of rows, or a flat row-major list, for several columns) and the rows are matched
 one to one with the gold rows (in order when the task's match is `ordered`). Cells of a row may come in any
@@ -229,6 +236,56 @@ def compare(got: Sequence[Row], gold: Sequence[Row]) -> dict[str, float]:
     }
 
 
+def _project(rows: Sequence[Row], width: int) -> list[Row]:
+    return [list(row[:width]) for row in rows]
+
+
+def consistent_with_order(got: Sequence[Row], gold: Sequence[Row], full: Sequence[Row], order_key: Sequence[int],
+                          *, limited: bool, match: str) -> bool:
+    """Whether `got` is a right answer to an ordered gold whose rows may tie on the sort key.
+
+    `full` is the gold's result in its order with the key's columns at `order_key` (without the `LIMIT` when
+    `limited`); `gold` is the result the gold query returned (its first `len(gold)` rows, ties broken by the
+    engine). Runs of rows equal on the key may come in any order; the last run, when `limited`, may be any rows
+    of the whole tie group. Cells compare exactly (the plain comparison, which runs first, has the tolerance)."""
+    count = len(gold)
+    if not gold or len(full) < count or not order_key:
+        return False
+    width = len(gold[0])
+    if any(index >= len(full[0]) for index in order_key) or len(full[0]) < width:
+        return False
+    keys = [_key([row[index] for index in order_key]) for row in full]
+    runs: list[list[Row]] = []
+    for position, row in enumerate(full[:count]):
+        if position and keys[position] == keys[position - 1]:
+            runs[-1].append(list(row[:width]))
+        else:
+            runs.append([list(row[:width])])
+    last_key = keys[count - 1]
+    pool = _project([row for row, key in zip(full, keys) if key == last_key], width) if limited else runs[-1]
+    before = [row for run in runs[:-1] for row in run]
+    pool_counts = Counter(map(_key, pool))
+    if match == "set":
+        seen, before_keys = set(map(_key, got)), set(map(_key, before))
+        rest = seen - before_keys
+        wanted = set(map(_key, runs[-1])) - before_keys
+        return before_keys <= seen and rest <= set(pool_counts) and len(rest) == len(wanted)
+    if len(got) != count:
+        return False
+    if match == "multiset":
+        remaining = Counter(map(_key, got))
+        remaining.subtract(Counter(map(_key, before)))
+        if any(value < 0 for value in remaining.values()):
+            return False
+        return all(pool_counts[key] >= value for key, value in remaining.items() if value)
+    position = 0
+    for run in runs[:-1]:
+        if Counter(map(_key, got[position:position + len(run)])) != Counter(map(_key, run)):
+            return False
+        position += len(run)
+    return not Counter(map(_key, got[position:])) - pool_counts
+
+
 # ------------------------------------------------------------------------------------- typed answers
 def _answer_items(value: Any) -> list[Any]:
     """A list answer's items: a list as is, JSON array text decoded, other text split by `parse_list`."""
@@ -322,10 +379,12 @@ def row_limit(golds: Sequence[Sequence[Row]], match: str) -> int:
 
 @verifier("sql_execution")
 def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, match: str = "set",
-                  mode: str = "sql", alternatives: Sequence[str] = ()) -> Score:
+                  mode: str = "sql", alternatives: Sequence[str] = (), order_key: Sequence[int] = (),
+                  order_sql: str | None = None, limited: bool = False) -> Score:
     """Score a `submit(sql)` on a query task by execution accuracy (`match`: set, multiset or ordered), or a
     `submit_answer(value)` on an answer task by comparing the value with the gold result. Either gold (the
-    task's, or one of `alternatives`) may be matched."""
+    task's, or one of `alternatives`) may be matched; with `order_key` (and `order_sql`, `limited`) a result
+    that differs from the task's gold only in how ties on the sort key were broken matches too."""
     if match not in MATCHES:
         raise ValueError(f"task {task.id}: match must be one of {MATCHES}, got {match!r}")
     if mode not in MODES:
@@ -360,6 +419,19 @@ def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, matc
             best = components
         if best[match]:
             break
+    if not best[match] and order_key and golds:
+        full = _order_result(state, order_sql) if order_sql else golds[0]
+        if consistent_with_order(rows, golds[0], full, order_key, limited=limited, match=match):
+            best[match] = 1.0
+            best["ties"] = 1.0
     best["executes"] = 1.0
     value = best[match]
     return Score(value, best, "" if value else f"the result differs from the gold result ({match} match)")
+
+
+def _order_result(state: SqlEpisode, order_sql: str) -> Sequence[Row]:
+    """The gold's full ordered result with its sort key (`order_sql`), run by the grader like an alternative."""
+    from .tools import _in_dialect  # tools imports this module
+
+    dialect = state.task.metadata.get("dialect", "sqlite")
+    return state._run_gold(_in_dialect(order_sql, dialect, state.grader.dialect))
