@@ -222,7 +222,8 @@ class ToolEnv(gym.Env[str, Any]):
 
     def _dispatch(self, call: ToolCall) -> ToolOutcome:
         self._calls += 1
-        if call.name == CODE_TOOL and self.code and CODE_TOOL not in self.tools:
+        called = self.tools.get(call.name)
+        if called is None and call.name == CODE_TOOL and self.code:
             code = call.arguments.get("code") if isinstance(call.arguments, dict) else None
             if not isinstance(code, str):
                 outcome = ToolOutcome("Error: a code call needs a 'code' string", ok=False, error_kind="arguments")
@@ -231,27 +232,34 @@ class ToolEnv(gym.Env[str, Any]):
                     outcome = ToolOutcome(cap_text(self.execute_code(code, self.state), self.output_limit), ok=True)
                 except ToolError as error:
                     outcome = ToolOutcome(f"Error: {error}", ok=False, error_kind="tool_error")
-        elif call.name not in self.tools:
+        elif called is None:
             available = ", ".join(self.tools)
             outcome = ToolOutcome(f"Error: unknown tool {call.name[:100]!r}; available: {available}.",
                                   ok=False, error_kind="unknown_tool")
         else:
-            outcome = self.tools[call.name].invoke(self.state, call.arguments)
+            outcome = called.invoke(self.state, call.arguments)
             if len(outcome.text) > self.output_limit:
                 outcome = ToolOutcome(cap_text(outcome.text, self.output_limit), outcome.ok, outcome.value,
                                       outcome.error_kind)
-        called = self.tools.get(call.name)
+            called = self.tools.get(call.name)  # as `step` sees it after the call
         if called is not None and called.terminal:
             self._terminal_calls += 1
         if outcome.error_kind in ("unknown_tool", "arguments"):
             self._schema_errors += 1
         elif not outcome.ok:
             self._failed_calls += 1
+        process = self._process
         for name, value in self.process_signals(call, outcome, self.state).items():
             # Clipped per call and averaged per episode (`_final_breakdown`): repeating a cheap call cannot
             # push a signal above what one such call earns.
-            number = float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
-            self._process.setdefault(name, []).append(min(1.0, max(0.0, number)))
+            if type(value) is not float or not 0.0 < value <= 1.0:  # the common case, a float in (0, 1], as is
+                number = float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
+                value = min(1.0, max(0.0, number))
+            values = process.get(name)
+            if values is None:
+                process[name] = [value]
+            else:
+                values.append(value)
         return outcome
 
     def _append_assistant(self, action: Any, parsed: ParsedAction) -> None:

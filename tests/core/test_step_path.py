@@ -177,3 +177,28 @@ def test_info_handed_out_earlier_keeps_its_step() -> None:
                            "reward_breakdown"]
     _, fourth = env.reset(options={"task_id": "t2"})
     assert fourth["task_id"] == "t2" and fourth["reward_breakdown"] == {} and fourth["turn"] == 0
+
+
+class SignalEnv(ToolEnv):
+    """Reports a fixed sequence of raw signal values, one per call."""
+
+    raw: list[Any] = []  # noqa: RUF012
+
+    def process_signals(self, call: Any, outcome: ToolOutcome, state: Any) -> dict[str, float]:
+        return {"s": self.raw[self._calls - 1]} if call.name == "echo" else {}
+
+
+def test_process_signals_are_clipped_whatever_their_type() -> None:
+    raw = [0.5, 1.0, 0.0, -0.0, 2.0, -1.0, float("nan"), float("inf"), True, 1, 3, "high", None, 0.25]
+    clipped = [0.5, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.25]
+    tasks = [Task(id="t", domain="test", family="f", prompt="p", answer=0, solution=[])]
+    env = SignalEnv(tasks=tasks, tools=[echo], max_turns=50)
+    env.raw = raw
+    env.reset(seed=0)
+    for _ in raw:
+        env.step({"name": "echo", "arguments": {"value": 1}})
+    _, _, terminated, _, info = env.step({"name": "submit", "arguments": {"answer": 0}})
+    assert terminated
+    assert info["reward_breakdown"]["process/s"] == sum(clipped) / len(clipped)
+    assert all(type(value) is float for value in env._process["s"])
+    assert [str(value) for value in env._process["s"]] == [str(value) for value in clipped]  # no -0.0
