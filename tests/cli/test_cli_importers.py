@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,63 @@ def test_terminal_bench_import_keeps_tasks_whose_solution_passes_hidden_tests(tm
     assert observation.split() == ["names.txt"]
     _, reward, _, _, info = env.step({"name": "submit", "arguments": {}})
     assert reward == 0.0 and info["reward_breakdown"]["verifier/tests"] == 0.0
+
+
+def test_intercode_bad_records_and_a_byte_order_mark_are_skipped_with_reasons(tmp_path: Path, backend: str,
+                                                                              make_cli_env: Any) -> None:
+    tree = tmp_path / "tree"
+    (tree / "testbed" / "logs").mkdir(parents=True)
+    (tree / "testbed" / "logs" / "a.log").write_text("ok\nerror: disk\n")
+    (tree / "testbed" / "notes.txt").write_text("Zürich\n")
+    records = [
+        {"query": "Count the lines of /testbed/logs/a.log", "gold": "wc -l < /testbed/logs/a.log"},
+        "not a record",
+        {"query": "Missing gold"},
+        {"query": "Print the notes", "gold": "cat /testbed/notes.txt"},
+        {"query": "Run a tool that does not exist", "gold": "no-such-tool-agentgym --flag"},
+    ]
+    source = tmp_path / "ic.json"
+    source.write_bytes(b"\xef\xbb\xbf" + json.dumps(records, ensure_ascii=False).encode("utf-8"))
+    out = tmp_path / "ic.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "intercode-bash", str(source), "--fs", str(tree),
+                                       "--out", str(out), "--backend", backend], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "2 x not an object with non-empty text 'query' and 'gold' (e.g. intercode-ic-0001, intercode-ic-0002)" \
+        in result.output
+    tasks = load_tasks(out)
+    ids = [task.id for task in tasks]
+    assert ids[:2] == ["intercode-ic-0000", "intercode-ic-0003"]
+    assert tasks[1].answer.strip() == "Zürich"
+    env = make_cli_env(tasks=tasks)
+    assert set(_oracle_rewards(env, tasks).values()) == {1.0}
+
+
+def test_terminal_bench_odd_encodings_and_broken_folders_do_not_end_the_import(tmp_path: Path, backend: str,
+                                                                              make_cli_env: Any) -> None:
+    _write_terminal_bench(tmp_path / "tb")
+    odd = tmp_path / "tb" / "latin1-test"
+    (odd / "tests").mkdir(parents=True)
+    (odd / "task.yaml").write_bytes(b"\xef\xbb\xbfinstruction: Write caf\xc3\xa9 to /app/menu.txt.\n")
+    (odd / "solution.sh").write_text("printf 'café\\n' > /app/menu.txt\n")
+    (odd / "tests" / "test_menu.py").write_bytes(
+        b"# Men\xfc check (a latin-1 comment)\n"
+        b"def test_menu():\n    assert open('/app/menu.txt', encoding='utf-8').read() == 'caf\\u00e9\\n'\n")
+    bad_yaml = tmp_path / "tb" / "bad-yaml"
+    (bad_yaml / "tests").mkdir(parents=True)
+    (bad_yaml / "task.yaml").write_text("instruction: [unclosed\n")
+    (bad_yaml / "solution.sh").write_text("true\n")
+    no_solution = tmp_path / "tb" / "no-solution"
+    no_solution.mkdir()
+    (no_solution / "task.yaml").write_text("instruction: Do something.\n")
+    out = tmp_path / "tb.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "terminal-bench", str(tmp_path / "tb"), "--out", str(out),
+                                       "--backend", backend], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "skipped tb-bad-yaml: no readable instruction" in result.output
+    assert "skipped tb-no-solution: no solution.sh" in result.output
+    assert "skipped 3 tasks, by reason:" in result.output
+    tasks = load_tasks(out)
+    assert [task.id for task in tasks] == ["tb-greet-names", "tb-latin1-test"]
+    assert "café" in tasks[1].prompt
+    env = make_cli_env(tasks=tasks)
+    assert set(_oracle_rewards(env, tasks).values()) == {1.0}

@@ -8,6 +8,10 @@ JSONL file is all a user needs.
 Paths: both benchmarks assume an absolute directory (`/testbed`, `/app`) that a read-only sandbox root cannot
 have. The tree is placed in the work dir instead and the absolute prefix is rewritten to a relative path in the
 prompt, the gold solution and the tests (`/testbed/x` -> `testbed/x`, `/app/x` -> `x`).
+
+Real files: text may start with a UTF-8 byte-order mark or be latin-1 (read as such, with a warning); a bad
+record or task folder is skipped with its reason, never ends the import; the end of an import counts what was
+skipped per reason, with examples.
 """
 
 from __future__ import annotations
@@ -24,9 +28,33 @@ import click
 from agentgym import Task
 
 logger = logging.getLogger(__name__)
+SKIP_EXAMPLES = 5  # ids shown per reason in the summary of what was skipped
 
 TB_SPECIAL = {"task.yaml", "task.yml", "solution.sh", "solution.yaml", "run-tests.sh", "tests", "Dockerfile",
               "docker-compose.yaml", "docker-compose.yml"}
+
+
+def read_text(path: Path) -> str:
+    """A text file's content: UTF-8 (a byte-order mark dropped), else latin-1, which every byte decodes."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        click.echo(f"warning: {path}: not UTF-8, read as latin-1", err=True)
+        return data.decode("latin-1")
+
+
+def report_skipped(skipped: list[tuple[str, str, str]]) -> None:
+    """Print each skipped (id, reason, detail), then how many were skipped per reason."""
+    by_reason: dict[str, list[str]] = {}
+    for task_id, reason, detail in skipped:
+        click.echo(f"skipped {task_id}: {reason}{': ' + detail[:300] if detail else ''}", err=True)
+        by_reason.setdefault(reason, []).append(task_id)
+    if skipped:
+        click.echo(f"skipped {len(skipped)} tasks, by reason:", err=True)
+    for reason, ids in sorted(by_reason.items(), key=lambda item: -len(item[1])):
+        more = f" and {len(ids) - SKIP_EXAMPLES} more" if len(ids) > SKIP_EXAMPLES else ""
+        click.echo(f"  {len(ids)} x {reason} (e.g. {', '.join(ids[:SKIP_EXAMPLES])}{more})", err=True)
 
 
 def tree_entries(source: Path) -> list[Any]:
@@ -69,14 +97,15 @@ def rewrite_root(text: str, root: str, replacement: str) -> str:
     return pattern.sub(lambda match: replacement + (match.group(1) or ""), text)
 
 
-def _realize_all(items: list[tuple[str, Any]], fixture: Any, backend: str, split: str, strict: bool) -> list[Task]:
+def _realize_all(items: list[tuple[str, Any]], fixture: Any, backend: str, split: str, strict: bool,
+                 skipped: list[tuple[str, str, str]]) -> list[Task]:
     from agentgym.sandbox import SandboxError
     from agentgym_cli.env import encode_fixture
     from agentgym_cli.tasks.base import GenerationError, realize
     from agentgym_cli.workspace import Workspace
 
     metadata = encode_fixture(fixture.tar)
-    tasks, skipped = [], []
+    tasks = []
     with click.progressbar(items, label="running gold solutions") as progress:
         for task_id, spec in progress:
             workspace = Workspace.open(fixture, backend=backend, allow_weak_isolation=True)
@@ -86,11 +115,11 @@ def _realize_all(items: list[tuple[str, Any]], fixture: Any, backend: str, split
             except (GenerationError, SandboxError) as error:
                 if strict:
                     raise click.ClickException(f"{task_id}: {error}") from None
-                skipped.append(f"{task_id}: {error}")
+                reason = ("the gold solution fails in the sandbox" if isinstance(error, SandboxError)
+                          else "the gold solution does not reproduce")
+                skipped.append((task_id, reason, str(error)))
             finally:
                 workspace.close()
-    for line in skipped:
-        click.echo(f"skipped {line[:300]}", err=True)
     return tasks
 
 
@@ -109,24 +138,33 @@ def import_intercode(source: Path, tree: Path, *, root: str = "/testbed", backen
     from agentgym_cli.data.fixtures import Fixture, pack
     from agentgym_cli.tasks.base import TaskSpec, shell
 
-    records = json.loads(source.read_text(encoding="utf-8"))
-    if not isinstance(records, list) or not all(isinstance(r, dict) and "query" in r and "gold" in r
-                                                for r in records):
+    try:
+        records = json.loads(read_text(source))
+    except json.JSONDecodeError as error:
+        raise click.ClickException(f"{source}: not valid JSON ({error})") from None
+    if not isinstance(records, list):
         raise click.ClickException(f"{source}: expected a JSON list of objects with 'query' and 'gold' "
                                    "(InterCode-Bash format)")
     entries = tree_entries(tree)
     fixture = Fixture(name="intercode", entries=entries, tar=pack(entries))
     relative = root.strip("/")
-    items = []
+    items, skipped = [], []
     for number, record in enumerate(records):
+        task_id = f"intercode-{source.stem}-{number:04d}"
+        if not (isinstance(record, dict) and isinstance(record.get("query"), str)
+                and isinstance(record.get("gold"), str) and record["query"].strip() and record["gold"].strip()):
+            skipped.append((task_id, "not an object with non-empty text 'query' and 'gold'", ""))
+            continue
         gold = rewrite_root(str(record["gold"]), root, relative)
         query = rewrite_root(str(record["query"]), root, relative)
         prompt = (f"{query}\n\n(The `{relative}/` folder is in your working directory; where the task says "
                   f"`{root}`, use `{relative}`. The output of your last command is your answer, or submit it.)")
         spec = TaskSpec("intercode_bash", f"intercode:{source.name}:{number}", prompt, [shell(gold)],
                         answer_kind="output", allow_failure=True, ordered=output_is_ordered(gold))
-        items.append((f"intercode-{source.stem}-{number:04d}", spec))
-    return _realize_all(items, fixture, backend, split, strict)
+        items.append((task_id, spec))
+    tasks = _realize_all(items, fixture, backend, split, strict, skipped)
+    report_skipped(skipped)
+    return tasks
 
 
 def _tb_instruction(folder: Path) -> str:
@@ -135,7 +173,12 @@ def _tb_instruction(folder: Path) -> str:
     for name in ("task.yaml", "task.yml"):
         path = folder / name
         if path.exists():
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            try:
+                data = yaml.safe_load(read_text(path)) or {}
+            except yaml.YAMLError as error:
+                raise click.ClickException(f"{path}: not valid YAML ({str(error).splitlines()[0]})") from None
+            if not isinstance(data, dict):
+                raise click.ClickException(f"{path}: expected a mapping with an 'instruction' field")
             if isinstance(data.get("instruction"), str):
                 return str(data["instruction"]).strip()
             for item in data.get("descriptions") or []:
@@ -144,7 +187,7 @@ def _tb_instruction(folder: Path) -> str:
             raise click.ClickException(f"{path}: no 'instruction' (or descriptions[].description) field")
     instruction = folder / "instruction.md"
     if instruction.exists():
-        return instruction.read_text(encoding="utf-8").strip()
+        return read_text(instruction).strip()
     raise click.ClickException(f"{folder}: no task.yaml or instruction.md; is this a Terminal-Bench task folder?")
 
 
@@ -180,7 +223,9 @@ def _tb_tests(folder: Path, root: str) -> list[dict[str, str]]:
     tests_dir = folder / "tests"
     scripts = []
     for path in sorted(tests_dir.glob("*")) if tests_dir.is_dir() else []:
-        text = rewrite_root(path.read_text(encoding="utf-8"), root, ".")
+        if not path.is_file():
+            continue
+        text = rewrite_root(read_text(path), root, ".")
         # Test files go to the grader's scratch folder (outside the work dir, made after the episode); Python runs
         # isolated (-I) and pytest loads no conftest.py, pytest.py or plugin the agent may have planted.
         target = f"$AGENTGYM_SCRATCH/tb/{path.name}"
@@ -196,7 +241,7 @@ def _tb_tests(folder: Path, root: str) -> list[dict[str, str]]:
             scripts.append({"name": path.name, "script": write + f"bash {quoted}\n"})
     run_tests = folder / "run-tests.sh"
     if not scripts and run_tests.exists():
-        scripts.append({"name": "run-tests.sh", "script": rewrite_root(run_tests.read_text(encoding="utf-8"), root, ".")})
+        scripts.append({"name": "run-tests.sh", "script": rewrite_root(read_text(run_tests), root, ".")})
     return scripts
 
 
@@ -216,15 +261,22 @@ def import_terminal_bench(source: Path, *, root: str = "/app", backend: str = "a
     if not folders:
         raise click.ClickException(f"{source}: no Terminal-Bench task folders found")
     tasks: list[Task] = []
+    skipped: list[tuple[str, str, str]] = []
     for folder in folders:
-        instruction = rewrite_root(_tb_instruction(folder), root, ".")
+        try:
+            instruction = rewrite_root(_tb_instruction(folder), root, ".")
+        except click.ClickException as error:
+            if strict:
+                raise
+            skipped.append((f"tb-{folder.name}", "no readable instruction", error.message))
+            continue
         solution_path = folder / "solution.sh"
         if not solution_path.exists():
-            click.echo(f"skipped {folder.name}: no solution.sh (the oracle needs a reference solution)", err=True)
+            skipped.append((f"tb-{folder.name}", "no solution.sh (the oracle needs a reference solution)", ""))
             continue
-        solution = rewrite_root(solution_path.read_text(encoding="utf-8"), root, ".")
+        solution = rewrite_root(read_text(solution_path), root, ".")
         dockerfile = folder / "Dockerfile"
-        if dockerfile.exists() and re.search(r"^\s*RUN\s", dockerfile.read_text(encoding="utf-8"), re.MULTILINE):
+        if dockerfile.exists() and re.search(r"^\s*RUN\s", read_text(dockerfile), re.MULTILINE):
             click.echo(f"warning: {folder.name}: its Dockerfile has RUN steps the sandbox image does not run",
                        err=True)
         entries = []
@@ -236,13 +288,14 @@ def import_terminal_bench(source: Path, *, root: str = "/app", backend: str = "a
                                  if path.stat().st_mode & 0o777 in (0o644, 0o755) else 0o644))
         tests = _tb_tests(folder, root)
         if not tests:
-            click.echo(f"skipped {folder.name}: no tests", err=True)
+            skipped.append((f"tb-{folder.name}", "no tests", ""))
             continue
         fixture = Fixture(name=f"tb-{folder.name}", entries=entries, tar=pack(entries))
         step = shell(f"bash <<'AGENTGYM_SOLUTION'\n{solution}\nAGENTGYM_SOLUTION")
         spec = TaskSpec("terminal_bench", f"terminal-bench:{folder.name}", instruction, [step], check_state=False,
                         tests=tests)
-        tasks += _realize_all([(f"tb-{folder.name}", spec)], fixture, backend, split, strict)
+        tasks += _realize_all([(f"tb-{folder.name}", spec)], fixture, backend, split, strict, skipped)
+    report_skipped(skipped)
     return tasks
 
 
