@@ -34,7 +34,7 @@ WEAK_ISOLATION_ENV = "AGENTGYM_ALLOW_WEAK_ISOLATION"
 # run.json keys that define which episodes a run holds; --n and --k may grow between re-runs (and
 # allow_weak_isolation, recorded beside them, may change: it decides where sandboxes run, not what is graded)
 _IDENTITY = ("envs", "agent", "agent_options", "seed", "tasks", "env_args", "max_turns", "max_repeats",
-             "success_threshold")
+             "success_threshold", "split")
 
 
 class RunStoreError(click.ClickException):
@@ -46,18 +46,27 @@ def episode_seed(seed: int, env_index: int, position: int, sample: int) -> int:
     return int(np.random.SeedSequence([seed, env_index, position, sample]).generate_state(1)[0])
 
 
-def plan_episodes(task_ids: dict[str, list[str]], *, n: int, samples: int, seed: int) -> list[EpisodeSpec]:
-    """The episodes of a run: for each env, `n` tasks (all when n <= 0 or n >= the task count; otherwise a
-    seeded choice whose first n entries stay the same as n grows) times `samples` samples each. Ordered
-    sample-major, so an interrupted run has covered many tasks once rather than few tasks many times."""
+def plan_episodes(task_ids: dict[str, list[str]], *, n: int, samples: int, seed: int,
+                  families: dict[str, list[str]] | None = None, per_family: int = 0) -> list[EpisodeSpec]:
+    """The episodes of a run: for each env, its tasks drawn round-robin over families (each family in a seeded
+    order, families in name order), so any prefix covers the families evenly; at most `per_family` tasks of
+    each family when per_family > 0, then the first `n` (all when n <= 0). The first n entries stay the same
+    as n grows. `families` gives each env's task families, parallel to `task_ids` (absent: one family).
+    Ordered sample-major, so an interrupted run has covered many tasks once rather than few tasks many times."""
     chosen: list[tuple[int, str, int, str]] = []
     for env_index, (env_id, ids) in enumerate(task_ids.items()):
+        labels = (families or {}).get(env_id) or [""] * len(ids)
         order = np.random.default_rng(seed + env_index).permutation(len(ids))
-        if 0 < n < len(ids):
-            order = order[:n]
-        else:
-            order = np.arange(len(ids))
-        chosen.extend((env_index, env_id, position, ids[int(index)]) for position, index in enumerate(order))
+        by_family: dict[str, list[int]] = {}
+        for index in order:
+            by_family.setdefault(labels[int(index)], []).append(int(index))
+        queues = [by_family[name][:per_family] if per_family > 0 else by_family[name] for name in sorted(by_family)]
+        picked: list[int] = []
+        for round_index in range(max((len(queue) for queue in queues), default=0)):
+            picked.extend(queue[round_index] for queue in queues if round_index < len(queue))
+        if 0 < n < len(picked):
+            picked = picked[:n]
+        chosen.extend((env_index, env_id, position, ids[index]) for position, index in enumerate(picked))
     return [
         EpisodeSpec(env_id=env_id, task_id=task_id, sample=sample,
                     seed=episode_seed(seed, env_index, position, sample))
@@ -143,6 +152,10 @@ class TrajectoryLog:
 def read_records(run_dir: Path) -> list[dict[str, Any]]:
     """Every finished episode of a run directory, in file order."""
     path = Path(run_dir) / TRAJECTORIES
+    if not path.is_file() and (Path(run_dir) / "clean" / TRAJECTORIES).is_file():
+        runs = sorted(str(child) for child in Path(run_dir).iterdir() if (child / TRAJECTORIES).is_file())
+        raise click.ClickException(f"{run_dir} holds a perturbed comparison, not one run: name one of its runs "
+                                   f"({', '.join(runs)})")
     if not path.is_file():
         raise click.ClickException(f"{run_dir} holds no {TRAJECTORIES}; make one with `agentgym eval ... --out "
                                    f"{run_dir}`")
@@ -193,6 +206,23 @@ def _make_env_for_listing(env_id: str, kwargs: dict[str, Any]) -> Any:
         raise click.ClickException(f"could not make {env_id} with {kwargs}: {error}") from None
 
 
+def _choose_split(env_id: str, available: set[str], requested: str | None, from_env_args: Any) -> str:
+    """The split an eval runs on one env: the one asked for (by --split or --env-arg split=), else "test"
+    where the env has it, else "all"."""
+    wanted = requested if requested is not None else from_env_args
+    if wanted is None:
+        return "test" if "test" in available else "all"
+    wanted = str(wanted)
+    if wanted != "all" and wanted not in available:
+        import difflib
+
+        close = difflib.get_close_matches(wanted, sorted(available), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise click.BadParameter(f"{env_id} has no split {wanted!r}{hint}; its splits: "
+                                 f"{', '.join(sorted(available))}, or all", param_hint="--split")
+    return wanted
+
+
 class _Progress:
     """A rich progress bar with ETA and the running success rate; silent when `enabled` is false."""
 
@@ -237,6 +267,8 @@ def evaluate(
     out: Path,
     *,
     n: int = 0,
+    per_family: int = 0,
+    split: str | None = None,
     k: int = 1,
     samples: int | None = None,
     max_turns: int | None = None,
@@ -257,6 +289,9 @@ def evaluate(
 ) -> dict[str, Any]:
     """Run (or resume) an evaluation into `out` and return its summary. The Python form of `agentgym eval`.
 
+    `split` picks the tasks: a split name, "all", or None for the env's "test" split where it has one (else
+    every task). `n` caps the tasks per env and `per_family` the tasks per family; both draw round-robin over
+    families (see `plan_episodes`).
     `secret_options` reach the agent but are never written to the run directory (API keys).
     `allow_weak_isolation` lets sandboxes fall back to the local backend (weaker isolation) when Docker is not
     there, by setting `AGENTGYM_ALLOW_WEAK_ISOLATION=1` for this run; it is on by itself for a privileged agent
@@ -270,9 +305,13 @@ def evaluate(
         weak = allow_weak_isolation or agent_is_privileged(agent) or os.environ.get(WEAK_ISOLATION_ENV) == "1"
     except ValueError as error:
         raise click.BadParameter(str(error), param_hint="--agent") from None
+    for value, name, least in ((n, "--n", 0), (per_family, "--per-family", 0), (workers, "--workers", 1)):
+        if value < least:
+            meaning = "; 0 means every task" if least == 0 else ""
+            raise click.BadParameter(f"{name} must be at least {least}, got {value}{meaning}", param_hint=name)
     with weak_isolation_allowed(weak):
         return _run_evaluation(
-            env_ids, agent, out, n=n, k=k, samples=samples, max_turns=max_turns, workers=workers, backend=backend,
+            env_ids, agent, out, n=n, per_family=per_family, split=split, k=k, samples=samples, max_turns=max_turns, workers=workers, backend=backend,
             ray_address=ray_address, tasks=tasks, env_args=env_args, agent_options=agent_options,
             secret_options=secret_options, seed=seed, max_repeats=max_repeats, success_threshold=success_threshold,
             bootstrap=bootstrap, progress=progress, plots=plots, allow_weak_isolation=weak,
@@ -303,6 +342,8 @@ def _run_evaluation(
     out: Path,
     *,
     n: int = 0,
+    per_family: int = 0,
+    split: str | None = None,
     k: int = 1,
     samples: int | None = None,
     max_turns: int | None = None,
@@ -337,6 +378,11 @@ def _run_evaluation(
         env_kwargs["max_turns"] = max_turns
     records_by_env: dict[str, EnvSpec] = {}
     task_ids: dict[str, list[str]] = {}
+    task_families: dict[str, list[str]] = {}
+    used_splits: dict[str, str] = {}
+    if split is not None and "split" in env_kwargs and split != env_kwargs["split"]:
+        raise click.BadParameter(f"--split {split} and --env-arg split={env_kwargs['split']} disagree; give one",
+                                 param_hint="--split")
     tool_schemas: dict[str, Any] = {}
     turn_limit = 0
     for raw_id in env_ids:
@@ -344,20 +390,28 @@ def _run_evaluation(
             record = env_record(raw_id)
         except KeyError as error:
             raise click.ClickException(str(error.args[0])) from None
-        env = _make_env_for_listing(record.id, env_kwargs)
+        listing_kwargs = {key: value for key, value in env_kwargs.items() if key != "split"}
+        env = _make_env_for_listing(record.id, listing_kwargs)
         inner = env.unwrapped
-        task_ids[record.id] = [task.id for task in inner.task_set]
+        chosen_split = _choose_split(record.id, inner.task_set.splits(), split, env_kwargs.get("split"))
+        selected = inner.task_set if chosen_split == "all" else inner.task_set.filter(split=chosen_split)
+        task_ids[record.id] = [task.id for task in selected]
+        task_families[record.id] = [task.family for task in selected]
+        used_splits[record.id] = chosen_split
         tool_schemas[record.id] = inner.tool_schemas
         turn_limit = max(turn_limit, int(inner.max_turns))
         env.close()
-        records_by_env[record.id] = EnvSpec(record.id, record.entry_point, record.kwargs, env_kwargs)
+        run_kwargs = dict(listing_kwargs) if chosen_split == "all" else {**listing_kwargs, "split": chosen_split}
+        records_by_env[record.id] = EnvSpec(record.id, record.entry_point, record.kwargs, run_kwargs)
     identity = {
         "envs": list(records_by_env), "agent": agent, "agent_options": dict(agent_options or {}), "seed": seed,
         "tasks": env_kwargs.get("tasks"), "env_args": dict(env_args or {}), "max_turns": max_turns,
         "max_repeats": max_repeats, "success_threshold": success_threshold,
+        "split": split or "auto", "splits": used_splits, "per_family": per_family,
         "allow_weak_isolation": allow_weak_isolation,
     }
-    specs = plan_episodes(task_ids, n=n, samples=samples, seed=seed)
+    specs = plan_episodes(task_ids, n=n, samples=samples, seed=seed, families=task_families,
+                          per_family=per_family)
     out = Path(out)
     with _clear_disk_errors(out):
         out.mkdir(parents=True, exist_ok=True)
@@ -424,7 +478,11 @@ def _run_evaluation(
 @click.argument("envs")
 @click.option("--agent", default="oracle", show_default=True,
               help="oracle | random | openai:MODEL | hf:PATH")
-@click.option("--n", "n", default=0, show_default=True, help="Tasks per env (0 = every task).")
+@click.option("--n", "n", default=0, show_default=True,
+              help="Tasks per env (0 = every task), drawn round-robin over the task families.")
+@click.option("--per-family", default=0, show_default=True, help="At most this many tasks per family (0 = no cap).")
+@click.option("--split", default=None, metavar="NAME|all",
+              help="Tasks of this split. Default: the env's test split where it has one, else every task.")
 @click.option("--k", "k", default=1, show_default=True, help="pass@k up to this k; samples per task default to it.")
 @click.option("--samples", default=None, type=int, help="Samples per task (>= --k; default --k).")
 @click.option("--max-turns", default=None, type=int, help="Turns before an episode is cut (default: the env's).")
@@ -453,7 +511,7 @@ def _run_evaluation(
 @click.option("--perturb", default=None, metavar="KIND[,KIND]",
               help="Also run with these perturbations (agentgym.wrappers) and compare clean and perturbed success.")
 @click.option("--perturb-seed", default=0, show_default=True, help="Seed of the perturbations.")
-def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max_turns: int | None, workers: int,
+def eval_command(envs: str, agent: str, n: int, per_family: int, split: str | None, k: int, samples: int | None, max_turns: int | None, workers: int,
                  backend: str, ray_address: str | None, out: Path, tasks: str | None, env_args: tuple[str, ...],
                  agent_args: tuple[str, ...], base_url: str | None, api_key: str | None, seed: int,
                  max_repeats: int, success_threshold: float, allow_weak_isolation: bool, bootstrap: int,
@@ -491,11 +549,15 @@ def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max
                                      param_hint="--perturb")
         runs = [(Path(out) / "clean", base_args),
                 (Path(out) / "perturbed", {**base_args, "perturb": kinds, "perturb_seed": perturb_seed})]
+        if len(kinds) > 1:  # one run per kind too, so the report can say which perturbation costs what
+            runs += [(Path(out) / f"perturbed-{kind}", {**base_args, "perturb": [kind], "perturb_seed": perturb_seed})
+                     for kind in kinds]
     summaries = []
     for out_path, run_env_args in runs:
         try:
             summary = evaluate(
-                env_ids, agent, out_path, n=n, k=k, samples=samples, max_turns=max_turns, workers=workers,
+                env_ids, agent, out_path, n=n, per_family=per_family, split=split, k=k, samples=samples,
+                max_turns=max_turns, workers=workers,
                 backend=backend, ray_address=ray_address, tasks=tasks, env_args=run_env_args,
                 agent_options=options, secret_options=secrets, seed=seed, max_repeats=max_repeats,
                 success_threshold=success_threshold, bootstrap=bootstrap, progress=not no_progress,
@@ -509,15 +571,24 @@ def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max
         _print_summary(summary, out_path)
         summaries.append(summary)
     if perturb:
+        from agentgym.report import write_perturbation_report
+
         comparison = {
-            "perturbations": perturb.split(","), "perturb_seed": perturb_seed,
+            "perturbations": kinds, "perturb_seed": perturb_seed,
             "clean_success_rate": summaries[0]["success_rate"],
             "perturbed_success_rate": summaries[1]["success_rate"],
             "drop": summaries[0]["success_rate"] - summaries[1]["success_rate"],
+            "clean_mean_reward": summaries[0]["mean_reward"],
+            "perturbed_mean_reward": summaries[1]["mean_reward"],
+            "by_kind": {"+".join(kinds): _comparison_row(summaries[1])},
         }
+        for kind, kind_summary in zip(kinds if len(kinds) > 1 else [], summaries[2:]):
+            comparison["by_kind"][kind] = _comparison_row(kind_summary)
         _write_json(Path(out) / "perturbation.json", comparison)
+        report = write_perturbation_report(Path(out), summaries[0], comparison["by_kind"])
         click.echo(f"clean success {comparison['clean_success_rate']:.1%}, perturbed "
-                   f"{comparison['perturbed_success_rate']:.1%} ({perturb}); wrote {Path(out) / 'perturbation.json'}")
+                   f"{comparison['perturbed_success_rate']:.1%} ({perturb}); wrote {Path(out) / 'perturbation.json'}"
+                   f" and {report}")
     summary = summaries[-1]
     if summary.get("unavailable"):
         problems = summary["unavailable"]
@@ -526,13 +597,21 @@ def eval_command(envs: str, agent: str, n: int, k: int, samples: int | None, max
         sys.exit(1)
 
 
+def _comparison_row(summary: dict[str, Any]) -> dict[str, Any]:
+    """What the perturbation report needs of one run: success and mean reward, overall and per family."""
+    return {"success_rate": summary["success_rate"], "mean_reward": summary["mean_reward"],
+            "by_family": {family: {"success_rate": group["success_rate"], "mean_reward": group["mean_reward"]}
+                          for family, group in summary["by_family"].items()}}
+
+
 def _print_summary(summary: dict[str, Any], out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{summary['run']['agent']} on {', '.join(summary['run']['envs'])}")
     ks = list(summary["pass_at_k"])
-    for column in ["group", "tasks", "episodes", "success", *[f"pass@{k}" for k in ks], "turns", "tool errors"]:
+    for column in ["group", "tasks", "episodes", "success", "mean reward", *[f"pass@{k}" for k in ks], "turns",
+                   "tool errors"]:
         table.add_column(column)
 
     def number(value: Any, percent: bool = True) -> str:
@@ -542,6 +621,7 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
 
     def add(name: str, group: dict[str, Any]) -> None:
         table.add_row(name, str(group["tasks"]), str(group["episodes"]), number(group["success_rate"]),
+                      number(group.get("mean_reward"), False),
                       *[number(group["pass_at_k"][k]) for k in ks], number(group["mean_turns"], False),
                       number(group["tool_error_rate"]))
 
@@ -549,17 +629,24 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     for family, group in summary["by_family"].items():
         add(f"  {family}", group)
     Console().print(table)
+    splits = summary["run"].get("splits") or {}
+    click.echo("split: " + ", ".join(f"{env_id} {name}" for env_id, name in splits.items())
+               + ("" if summary["run"].get("split") not in (None, "auto") else
+                  " (the default: the test split where an env has one; choose with --split)"))
     missing = summary["missing_episodes"]
     click.echo(f"wrote {out / SUMMARY_FILE} and {out / 'report.md'}"
                + (f" ({missing} episodes missing; re-run to finish)" if missing else ""))
 
 
 def export_records(run_dir: Path, out: Path, *, only_success: bool = False) -> int:
-    """Write a run's trajectories as a Hugging Face `datasets` dataset (`save_to_disk`) and return its size.
+    """Write a run's trajectories as a Hugging Face `datasets.DatasetDict` (`save_to_disk`), one dataset per
+    split the tasks belong to ("train", "test", ...), and return the number of rows.
 
-    Columns: env_id, task_id, family, difficulty, split, sample, seed, reward, success, turns, messages (role,
-    content, tool_calls, tool_call_id, name), tools (JSON schemas as a JSON string), reward_breakdown (JSON
-    string). Rows are sorted by (env_id, task_id, sample), so the same run exports the same dataset.
+    Columns: env_id, task_id, family, difficulty, split, sample, seed, reward, success, turns, messages,
+    tools and reward_breakdown. `messages` (role, content, tool_calls with function name and arguments as a
+    dict, tool_call_id, name) and `tools` (the env's OpenAI tool schemas) are structured, so a row goes as it
+    is to `tokenizer.apply_chat_template(row["messages"], tools=row["tools"])` and to TRL's trainers.
+    Rows are sorted by (env_id, task_id, sample), so the same run exports the same dataset.
     """
     try:
         import datasets
@@ -569,23 +656,26 @@ def export_records(run_dir: Path, out: Path, *, only_success: bool = False) -> i
 
     records = sorted(read_records(run_dir), key=lambda item: (item["env_id"], item["task_id"], item["sample"]))
     tools_path = Path(run_dir) / TOOLS_FILE
-    tools = json.loads(tools_path.read_text(encoding="utf-8")) if tools_path.is_file() else {}
+    tools = _read_json(tools_path) if tools_path.is_file() else {}
     run_path = Path(run_dir) / RUN_FILE
-    run = json.loads(run_path.read_text(encoding="utf-8")) if run_path.is_file() else {}
+    run = _read_json(run_path) if run_path.is_file() else {}
     threshold = float(run.get("success_threshold", 1.0))
-    rows = []
+    rows_by_split: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         success = record_success(record, threshold)
         if only_success and not success:
             continue
-        rows.append({
+        rows_by_split.setdefault(str(record["split"]), []).append({
             "env_id": record["env_id"], "task_id": record["task_id"], "family": record["family"],
             "difficulty": record["difficulty"], "split": record["split"], "sample": int(record["sample"]),
             "seed": record["seed"], "reward": float(record["reward"]), "success": success,
             "turns": int(record["turns"]), "messages": [_flat_message(message) for message in record["messages"]],
-            "tools": json.dumps(tools.get(record["env_id"], []), ensure_ascii=False),
-            "reward_breakdown": json.dumps(record["reward_breakdown"], ensure_ascii=False),
+            "tools": list(tools.get(record["env_id"], [])),
+            "reward_breakdown": dict(record["reward_breakdown"]),
         })
+    if not rows_by_split:
+        raise click.ClickException(f"{run_dir} has no episodes to export"
+                                   + (" that succeeded (drop --only-success to export all)" if only_success else ""))
     features = datasets.Features({
         "env_id": datasets.Value("string"), "task_id": datasets.Value("string"),
         "family": datasets.Value("string"), "difficulty": datasets.Value("string"),
@@ -595,23 +685,46 @@ def export_records(run_dir: Path, out: Path, *, only_success: bool = False) -> i
             "role": datasets.Value("string"), "content": datasets.Value("string"),
             "tool_calls": datasets.List({"id": datasets.Value("string"), "type": datasets.Value("string"),
                                          "function": {"name": datasets.Value("string"),
-                                                      "arguments": datasets.Value("string")}}),
+                                                      "arguments": datasets.Json()}}),
             "tool_call_id": datasets.Value("string"), "name": datasets.Value("string"),
         }),
-        "tools": datasets.Value("string"), "reward_breakdown": datasets.Value("string"),
+        # Each tool's JSON schema has its own properties: stored as JSON objects, read back as the same dicts
+        "tools": datasets.List(datasets.Json()), "reward_breakdown": datasets.Json(),
     })
-    dataset = datasets.Dataset.from_list(rows, features=features)
+    dataset = datasets.DatasetDict({split: datasets.Dataset.from_list(rows, features=features)
+                                    for split, rows in sorted(rows_by_split.items())})
     dataset.save_to_disk(str(out))
-    return len(rows)
+    return sum(len(rows) for rows in rows_by_split.values())
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise RunStoreError(f"{path} is not valid JSON; re-run the eval into a new --out to rebuild it") from None
 
 
 def _flat_message(message: dict[str, Any]) -> dict[str, Any]:
     calls = [{"id": str(call.get("id", "")), "type": str(call.get("type", "function")),
               "function": {"name": str(call["function"]["name"]),
-                           "arguments": str(call["function"].get("arguments", ""))}}
+                           "arguments": _arguments(call["function"].get("arguments"))}}
              for call in message.get("tool_calls") or []]
     return {"role": message["role"], "content": str(message.get("content") or ""), "tool_calls": calls,
             "tool_call_id": message.get("tool_call_id"), "name": message.get("name")}
+
+
+def _arguments(value: Any) -> Any:
+    """A tool call's arguments as a dict (chat templates take dicts); text that is not a JSON object is kept
+    as {"raw": text} so nothing the agent sent is lost."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value) if value.strip() else {}
+        except json.JSONDecodeError:
+            return {"raw": value}
+        return parsed if isinstance(parsed, dict) else {"raw": value}
+    return {} if value is None else {"raw": str(value)}
 
 
 @click.command("export")
@@ -620,7 +733,8 @@ def _flat_message(message: dict[str, Any]) -> dict[str, Any]:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
 @click.option("--only-success", is_flag=True, help="Keep only successful episodes (for SFT).")
 def export_command(run_dir: Path, export_format: str, out: Path, only_success: bool) -> None:
-    """Export a run's trajectories as a Hugging Face dataset (load it with `datasets.load_from_disk(OUT)`).
+    """Export a run's trajectories as a Hugging Face DatasetDict, one split per task split (load it with
+    `datasets.load_from_disk(OUT)`; messages and tools go as they are to `apply_chat_template` and TRL).
 
     Example: agentgym export runs/qwen --format hf --out datasets/qwen-sql
     """

@@ -36,13 +36,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 @dataclass(frozen=True)
 class TaskSamples:
-    """The finished samples of one task: per sample, success, turns, tool calls and tool errors."""
+    """The finished samples of one task: per sample, success, turns, tool calls, tool errors and the reward the
+    env paid (empty when the records carry none)."""
 
     key: str
     successes: tuple[bool, ...]
     turns: tuple[int, ...]
     tool_calls: tuple[int, ...]
     tool_errors: tuple[int, ...]
+    rewards: tuple[float, ...] = ()
 
     @property
     def n(self) -> int:
@@ -70,6 +72,23 @@ def record_success(record: Mapping[str, Any], success_threshold: float = 1.0) ->
     return bool(record["success"])
 
 
+def _reward_of(record: Mapping[str, Any]) -> float:
+    value = record.get("reward", 0.0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+# Edges of the reward histogram: tenths of [0, 1]; a reward outside [0, 1] falls in the first or last bin.
+REWARD_BINS = tuple(round(edge / 10, 1) for edge in range(11))
+
+
+def reward_histogram(rewards: Sequence[float]) -> dict[str, list[Any]]:
+    """Counts of `rewards` in the bins `REWARD_BINS` (the last bin holds 1.0 itself), as
+    {"edges": [0.0, 0.1, ..., 1.0], "counts": [10 ints]}."""
+    values = np.clip(np.asarray(rewards, dtype=float), 0.0, 1.0)
+    counts, _ = np.histogram(values, bins=np.asarray(REWARD_BINS))
+    return {"edges": list(REWARD_BINS), "counts": [int(count) for count in counts]}
+
+
 def group_samples(records: Iterable[Mapping[str, Any]], *, success_threshold: float = 1.0) -> list[TaskSamples]:
     """Group trajectory records (dicts with env_id, task_id, success, turns, tool_calls, tool_errors) by task.
 
@@ -87,6 +106,7 @@ def group_samples(records: Iterable[Mapping[str, Any]], *, success_threshold: fl
             turns=tuple(int(item["turns"]) for item in items),
             tool_calls=tuple(int(item.get("tool_calls", 0)) for item in items),
             tool_errors=tuple(int(item.get("tool_errors", 0)) for item in items),
+            rewards=tuple(_reward_of(item) for item in items),
         ))
     return result
 
@@ -134,8 +154,9 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
                     resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Every metric of one group of tasks, as JSON-ready values (nan becomes null).
 
-    Keys: tasks, episodes, success_rate(+_ci), pass_at_k {k: value} (+ pass_at_k_ci), mean_turns(+_ci),
-    tool_error_rate(+_ci), tool_calls, tool_errors, and pass_at_k_turns {"turns": [...], k: [...]} when
+    Keys: tasks, episodes, success_rate(+_ci), mean_reward(+_ci: bootstrap over tasks), reward_min,
+    reward_max, reward_histogram ({"edges", "counts"}), pass_at_k {k: value} (+ pass_at_k_ci),
+    mean_turns(+_ci), tool_error_rate(+_ci), tool_calls, tool_errors, and pass_at_k_turns {"turns": [...], k: [...]} when
     `turn_limits` is given.
     """
     episodes = np.array([task.n for task in tasks], dtype=float)
@@ -143,6 +164,8 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
     turns = np.array([sum(task.turns) for task in tasks], dtype=float)
     calls = np.array([sum(task.tool_calls) for task in tasks], dtype=float)
     errors = np.array([sum(task.tool_errors) for task in tasks], dtype=float)
+    reward_sums = np.array([sum(task.rewards) for task in tasks], dtype=float)
+    every_reward = [reward for task in tasks for reward in task.rewards]
 
     def interval(top: np.ndarray, bottom: np.ndarray, offset: int) -> list[float | None]:
         low, high = bootstrap_ratio_ci(top, bottom, resamples=resamples, seed=seed + offset)
@@ -153,6 +176,11 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
         "episodes": int(episodes.sum()),
         "success_rate": _clean(_ratio(successes, episodes)),
         "success_rate_ci": interval(successes, episodes, 0),
+        "mean_reward": _clean(_ratio(reward_sums, episodes)),
+        "mean_reward_ci": interval(reward_sums, episodes, 3),
+        "reward_min": min(every_reward) if every_reward else None,
+        "reward_max": max(every_reward) if every_reward else None,
+        "reward_histogram": reward_histogram(every_reward),
         "pass_at_k": {},
         "pass_at_k_ci": {},
         "mean_turns": _clean(_ratio(turns, episodes)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,37 @@ def _interval(values: Sequence[float | None]) -> str:
     return "" if low is None or high is None else f" [{low:.1%}, {high:.1%}]"
 
 
+def _mean_reward(group: dict[str, Any]) -> str:
+    mean = group.get("mean_reward")
+    if mean is None:
+        return "-"
+    low, high = group.get("mean_reward_ci", [None, None])
+    return f"{mean:.3f}" + ("" if low is None or high is None else f" [{low:.3f}, {high:.3f}]")
+
+
+def _histogram_rows(groups: dict[str, dict[str, Any]], label: str) -> list[str]:
+    """One row per group: the count of episodes whose reward fell in each tenth of [0, 1]."""
+    first = next(iter(groups.values()), {})
+    edges = first.get("reward_histogram", {}).get("edges")
+    if not edges:
+        return []
+    bins = [f"[{low:.1f}, {high:.1f}{']' if index == len(edges) - 2 else ')'}"
+            for index, (low, high) in enumerate(pairwise(edges))]
+    lines = ["| " + " | ".join([label, *bins]) + " |", "|" + "---|" * (len(bins) + 1)]
+    for name, group in groups.items():
+        counts = group.get("reward_histogram", {}).get("counts", [])
+        lines.append("| " + " | ".join([name, *[str(count) for count in counts]]) + " |")
+    return lines
+
+
 def _table(groups: dict[str, dict[str, Any]], ks: list[str], label: str) -> list[str]:
-    header = [label, "tasks", "episodes", "success (95% CI)", *[f"pass@{k}" for k in ks], "mean turns",
-              "tool-error rate"]
+    header = [label, "tasks", "episodes", "success (95% CI)", "mean reward (95% CI)", *[f"pass@{k}" for k in ks],
+              "mean turns", "tool-error rate"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, group in groups.items():
         turns = "-" if group["mean_turns"] is None else f"{group['mean_turns']:.2f}"
         cells = [name, str(group["tasks"]), str(group["episodes"]),
-                 _percent(group["success_rate"]) + _interval(group["success_rate_ci"]),
+                 _percent(group["success_rate"]) + _interval(group["success_rate_ci"]), _mean_reward(group),
                  *[_percent(group["pass_at_k"].get(k)) for k in ks], turns, _percent(group["tool_error_rate"])]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -63,6 +87,20 @@ def write_plots(out: Path, summary: dict[str, Any], records: Sequence[dict[str, 
 
     bars(summary["by_family"], "success by family (95% bootstrap CI)", "success_by_family.png")
     bars(summary["by_difficulty"], "success by difficulty (95% bootstrap CI)", "success_by_difficulty.png")
+
+    histogram = summary.get("reward_histogram")
+    if histogram:
+        figure, axes = plt.subplots(figsize=(5, 3.5))
+        edges = histogram["edges"]
+        axes.bar(edges[:-1], histogram["counts"], width=0.095, align="edge", color="#8172b2")
+        axes.set_xlabel("reward")
+        axes.set_ylabel("episodes")
+        axes.set_title("reward distribution")
+        figure.tight_layout()
+        path = directory / "reward_histogram.png"
+        figure.savefig(path, dpi=100)
+        plt.close(figure)
+        written.append(path)
 
     curves = summary.get("pass_at_k_turns", {})
     figure, axes = plt.subplots(figsize=(5, 3.5))
@@ -103,17 +141,22 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
     """Write `out/report.md` (and, unless `plots` is false, `out/plots/*.png`); returns the report's path."""
     run = summary["run"]
     ks = list(summary["pass_at_k"])
+    perturbation = run.get("env_args", {}).get("perturb")
     lines = [
         f"# Evaluation: {run['agent']} on {', '.join(run['envs'])}",
         "",
-        f"{summary['episodes']} episodes over {summary['tasks']} tasks ({run['samples']} samples per task, "
-        f"seed {run['seed']}, backend {run['backend']}, {run['workers']} workers)."
+        f"{summary['episodes']} episodes over {summary['tasks']} tasks of split {run.get('split') or 'all'} "
+        f"({run['samples']} samples per task, seed {run['seed']}, backend {run['backend']}, {run['workers']} "
+        "workers)."
+        + (f" Perturbed: {', '.join(perturbation)} (perturbation seed {run['env_args'].get('perturb_seed', 0)})."
+           if perturbation else "")
         + ("" if summary["complete"] else f" **Incomplete: {summary['missing_episodes']} episodes missing; "
                                           "re-run the same command to finish.**"),
         "",
         ("Success counts an episode that submitted and scored at least "
-         f"{run['success_threshold']}. pass@k is the unbiased estimator of Chen et al. (2021); intervals are "
-         "95% percentile bootstraps over tasks."),
+         f"{run['success_threshold']}; it is the verifier's score alone. Mean reward is what the env paid "
+         "(partial credit and shaping included). pass@k is the unbiased estimator of Chen et al. (2021); "
+         "intervals are 95% percentile bootstraps over tasks."),
         "",
         "## Overall",
         "",
@@ -131,6 +174,10 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
         "",
         *_table(summary["by_difficulty"], ks, "difficulty"),
         "",
+        "## Reward distribution (episodes per reward bin)",
+        "",
+        *_histogram_rows({"all": summary, **summary["by_family"]}, "group"),
+        "",
     ]
     curves = summary.get("pass_at_k_turns", {})
     if curves.get("turns"):
@@ -145,4 +192,39 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
         lines += ["## Plots", ""] + [f"![{path.stem}]({PLOTS_DIR}/{path.name})" for path in written] + [""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def write_perturbation_report(out: Path, clean: dict[str, Any], perturbed: dict[str, dict[str, Any]]) -> Path:
+    """Write `out/report.md` for `agentgym eval --perturb`: the clean run against each perturbed run (one per
+    perturbation kind, and all kinds together), overall and per family; returns the report's path.
+
+    `clean` is the clean run's summary; `perturbed` maps a kind (or "a+b" for all together) to
+    {"success_rate", "mean_reward", "by_family": {family: {"success_rate", "mean_reward"}}}."""
+    from agentgym.wrappers import PERTURBATIONS
+
+    def reward(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    def change(now: float | None, before: float | None) -> str:
+        return "-" if now is None or before is None else f"{now - before:+.1%}"
+
+    run = clean["run"]
+    lines = [f"# Robustness: {run['agent']} on {', '.join(run['envs'])}, clean against perturbed", "",
+             ("Each perturbed run plays the same tasks with the same seeds as the clean run; only the env's text "
+              "or transitions change (the task and its verifier never do). See `clean/report.md` and "
+              "`perturbed*/report.md` for the full reports."), "",
+             "| run | acts on | success | change | mean reward |", "|---|---|---|---|---|",
+             f"| clean | - | {_percent(clean['success_rate'])} | - | {reward(clean['mean_reward'])} |"]
+    for kind, row in perturbed.items():
+        meaning = "; ".join(str(PERTURBATIONS.get(part, "")) for part in kind.split("+"))
+        lines.append(f"| {kind} | {meaning} | {_percent(row['success_rate'])} | "
+                     f"{change(row['success_rate'], clean['success_rate'])} | {reward(row['mean_reward'])} |")
+    lines += ["", "## Success by family", "",
+              "| family | clean | " + " | ".join(perturbed) + " |", "|---|---|" + "---|" * len(perturbed)]
+    for family, group in clean["by_family"].items():
+        cells = [_percent(row["by_family"].get(family, {}).get("success_rate")) for row in perturbed.values()]
+        lines.append(f"| {family} | {_percent(group['success_rate'])} | " + " | ".join(cells) + " |")
+    path = out / "report.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

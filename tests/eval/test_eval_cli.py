@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+
 HERE = Path(__file__).resolve().parent
 
 from agentgym.cli import main
@@ -140,17 +141,20 @@ def test_export_writes_a_datasets_dataset(tmp_path: Path) -> None:
     assert _eval(out, "--agent", "random", "--n", "3", "--k", "2", "--no-plots").exit_code == 0
     result = CliRunner().invoke(main, ["export", str(out), "--format", "hf", "--out", str(tmp_path / "ds")])
     assert result.exit_code == 0, result.output
-    dataset = datasets.load_from_disk(str(tmp_path / "ds"))
+    splits = datasets.load_from_disk(str(tmp_path / "ds"))
+    assert list(splits) == ["train"]  # the toy env's tasks are all of the train split
+    dataset = splits["train"]
     assert len(dataset) == 6
     row = dataset[0]
-    assert row["messages"][0]["role"] == "system" and row["messages"][1]["content"].startswith("How many")
-    assert "count_animals" in row["tools"]
-    assert isinstance(json.loads(row["reward_breakdown"]), dict)
+    assert row["messages"][0]["role"] == "system" and row["messages"][1]["role"] == "user"
+    assert row["messages"][1]["content"].endswith("?")
+    assert "count_animals" in [tool["function"]["name"] for tool in row["tools"]]
+    assert isinstance(row["reward_breakdown"], dict) and "answer" in row["reward_breakdown"]
     oracle = tmp_path / "oracle"
     assert _eval(oracle, "--n", "2", "--no-plots").exit_code == 0
     assert CliRunner().invoke(main, ["export", str(oracle), "--out", str(tmp_path / "sft"),
                                      "--only-success"]).exit_code == 0
-    calls = datasets.load_from_disk(str(tmp_path / "sft"))[0]["messages"][2]["tool_calls"]
+    calls = datasets.load_from_disk(str(tmp_path / "sft"))["train"][0]["messages"][2]["tool_calls"]
     assert calls[0]["function"]["name"] in ("count_animals", "keeper_code")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+
 HERE = Path(__file__).resolve().parent
 
 from agentgym.cli import main
