@@ -277,8 +277,8 @@ def import_examples(root: Path, examples: Iterable[tuple[str, str, Any]], *, kin
                 continue
             if not rows:
                 # Every query that returns nothing (`SELECT 1 WHERE 0`) would equal such a gold.
-                report.failures.append((example_id, "gold result is empty: any query returning no rows would "
-                                                    "score 1"))
+                empty = "gold result is empty: any query returning no rows would score 1"
+                report.failures.append((example_id, empty))
                 continue
             for number, alternative in enumerate(golds[1:], start=1):
                 try:
