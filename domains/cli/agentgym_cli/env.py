@@ -96,7 +96,8 @@ class CliEnv(ToolEnv):
         """`shell_ok`: the share of `run_shell` calls whose command exited with status 0."""
         if call.name != "run_shell":
             return {}
-        return {"shell_ok": float(outcome.ok and "\n[exit code " not in "\n" + outcome.text)}
+        text = outcome.text  # the exit-code note starts a line (no copy of a long output to find it)
+        return {"shell_ok": float(outcome.ok and not text.startswith("[exit code ") and "\n[exit code " not in text)}
 
 
 def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, backend: str = "auto",

@@ -131,22 +131,30 @@ def write_file(state: Workspace, path: str, content: str) -> str:
     return f"wrote {len(content.encode())} bytes to {relative}"
 
 
-_LIST_CODE = r'''
-import os as _o, json as _j, stat as _s
-def _agentgym_list(path):
-    rows = []
-    for name in sorted(_o.listdir(path)):
-        full = _o.path.join(path, name)
-        st = _o.lstat(full)
-        mode = _s.filemode(st.st_mode)
-        if _s.S_ISLNK(st.st_mode):
-            rows.append(f"{mode}  {name} -> {_o.readlink(full)}")
-        elif _s.S_ISDIR(st.st_mode):
-            rows.append(f"{mode}  {name}/")
-        else:
-            rows.append(f"{mode}  {name}  ({st.st_size} bytes)")
-    return rows
+# The listing helper, defined in the sandbox's Python namespace by the first list_dir of the namespace's life and
+# only called after that (a namespace lost to a timeout or a reset gets it again). Its imports are its own, so
+# names other code binds in the namespace cannot change it.
+_LIST_DEFINITION = r'''
+def _agentgym_list_dir(path):
+    import json, os, stat
+    try:
+        rows = []
+        for name in sorted(os.listdir(path)):
+            full = os.path.join(path, name)
+            st = os.lstat(full)
+            mode = stat.filemode(st.st_mode)
+            if stat.S_ISLNK(st.st_mode):
+                rows.append(f"{mode}  {name} -> {os.readlink(full)}")
+            elif stat.S_ISDIR(st.st_mode):
+                rows.append(f"{mode}  {name}/")
+            else:
+                rows.append(f"{mode}  {name}  ({st.st_size} bytes)")
+    except OSError as error:
+        return json.dumps(type(error).__name__)
+    return json.dumps(rows)
 '''
+_LIST_PRELUDE = ("try:\n    _agentgym_list_dir\nexcept NameError:\n"
+                 f"    exec(compile({_LIST_DEFINITION!r}, '<agentgym list_dir>', 'exec'))\n")
 
 
 @tool
@@ -158,9 +166,7 @@ def list_dir(state: Workspace, path: str = ".") -> str:
     """
     relative = workspace_path(state, path)
     full = posixpath.normpath(posixpath.join(state.root, relative))
-    code = _LIST_CODE + f"\ntry:\n    print(_j.dumps(_agentgym_list({full!r})))\nexcept OSError as _e:\n" \
-                        "    print(_j.dumps(type(_e).__name__))\n"
-    result = state.sandbox.run_python(code, timeout=30)
+    result = state.sandbox.run_python(f"{_LIST_PRELUDE}print(_agentgym_list_dir({full!r}))", timeout=30)
     if not result.ok:
         raise ToolError(f"could not list {relative!r}: {result.stderr[-300:]}")
     rows = json.loads(result.stdout)
