@@ -98,6 +98,13 @@ def plots_html(run: Run) -> str:
     return "".join(parts)
 
 
+def plots_document(run: Run) -> str:
+    """The plots of one run as a page of their own (served into a script-less sandboxed frame)."""
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>plots of {escape(run.label)}'
+            f'</title><style>body {{ font-family: system-ui, sans-serif; margin: 4px; }}</style></head><body>'
+            f'{plots_html(run)}</body></html>')
+
+
 def _asset(name: str) -> str:
     return resources.files("agentgym.viewer").joinpath(name).read_text(encoding="utf-8")
 
@@ -134,9 +141,14 @@ def page(runs: list[Run], *, static_data: dict[str, Any] | None = None, nonce: s
     nonce = nonce or secrets.token_urlsafe(16)
     connect = "'self'" if static_data is None else "'none'"
     policy = (f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'unsafe-inline'; img-src data:; "
-              f"connect-src {connect}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-    plots = "".join(f'<section class="plots" data-run="{index}" hidden><h3>{escape(run.label)}</h3>'
-                    f'{plots_html(run)}</section>' for index, run in enumerate(runs))
+              f"connect-src {connect}; frame-src {connect}; base-uri 'none'; form-action 'none'")
+    if static_data is not None:
+        plots = "".join(f'<section class="plots" data-run="{index}" hidden><h3>{escape(run.label)}</h3>'
+                        f'{plots_html(run)}</section>' for index, run in enumerate(runs))
+    else:  # drawn when first shown, in a frame that may not run script (a big run's plots take a while)
+        plots = "".join(f'<section class="plots" data-run="{index}" hidden><h3>{escape(run.label)}</h3>'
+                        f'<iframe class="plots-frame" sandbox="" title="plots of {escape(run.label)}" '
+                        f'data-src="api/plots?run={index}"></iframe></section>' for index, run in enumerate(runs))
     boot = {"mode": "static" if static_data is not None else "server", "runs": run_meta(runs),
             "terms": TERMS, "prefixes": PREFIXES}
     data = f'<script type="application/json" id="boot">{safe_json(boot)}</script>'

@@ -14,10 +14,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from agentgym.viewer.page import episode_payload, page, rows_payload
+from agentgym.viewer.page import episode_payload, page, plots_document, rows_payload
 from agentgym.viewer.runs import Run
 
 HOST = "127.0.0.1"
+# the page's own <meta> policy names its script's nonce; the header adds what a <meta> policy cannot say
+PAGE_POLICY = "frame-ancestors 'none'; object-src 'none'; base-uri 'none'"
+PLOTS_POLICY = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; sandbox"
+API_POLICY = "default-src 'none'; sandbox"
 
 
 class ViewerServer(ThreadingHTTPServer):
@@ -29,6 +33,7 @@ class ViewerServer(ThreadingHTTPServer):
         self.runs = runs
         self._page: bytes | None = None
         self._rows: bytes | None = None
+        self._plots: dict[int, bytes] = {}
         self._lock = threading.Lock()
         super().__init__((HOST, port), _Handler)
 
@@ -48,6 +53,12 @@ class ViewerServer(ThreadingHTTPServer):
                 self._rows = json.dumps(rows_payload(self.runs), ensure_ascii=False).encode("utf-8")
             return self._rows
 
+    def plots_bytes(self, index: int) -> bytes:
+        with self._lock:
+            if index not in self._plots:
+                self._plots[index] = plots_document(self.runs[index]).encode("utf-8")
+            return self._plots[index]
+
     def start_in_thread(self) -> threading.Thread:
         """Serve in a daemon thread (tests, notebooks); stop with `shutdown()` then `server_close()`."""
         thread = threading.Thread(target=self.serve_forever, name="agentgym-view", daemon=True)
@@ -62,17 +73,13 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (the base class's name)
         return  # a local viewer has no use for an access log on the terminal
 
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str, policy: str = API_POLICY) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Cache-Control", "no-store")
-        if content_type.startswith("text/html"):
-            # the page's own <meta> policy names the script's nonce; this header forbids everything else
-            self.send_header("Content-Security-Policy", "frame-ancestors 'none'; object-src 'none'; base-uri 'none'")
-        else:
-            self.send_header("Content-Security-Policy", "default-src 'none'; sandbox")
+        self.send_header("Content-Security-Policy", policy)
         self.end_headers()
         self.wfile.write(body)
 
@@ -82,9 +89,20 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802  (http.server's name)
         url = urlparse(self.path)
         if url.path in ("/", "/index.html"):
-            self._send(HTTPStatus.OK, self.server.page_bytes(), "text/html; charset=utf-8")
+            self._send(HTTPStatus.OK, self.server.page_bytes(), "text/html; charset=utf-8", PAGE_POLICY)
         elif url.path == "/api/rows":
             self._send(HTTPStatus.OK, self.server.rows_bytes(), "application/json")
+        elif url.path == "/api/plots":
+            try:
+                run_index = int(parse_qs(url.query).get("run", [""])[0])
+            except ValueError:
+                self._error(HTTPStatus.BAD_REQUEST, "give run=R as an integer")
+                return
+            if not 0 <= run_index < len(self.server.runs):
+                self._error(HTTPStatus.NOT_FOUND, f"there are runs 0..{len(self.server.runs) - 1}, not {run_index}")
+                return
+            self._send(HTTPStatus.OK, self.server.plots_bytes(run_index), "text/html; charset=utf-8",
+                       PLOTS_POLICY)
         elif url.path == "/api/episode":
             query = parse_qs(url.query)
             try:

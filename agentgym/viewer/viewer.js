@@ -245,14 +245,20 @@
   function buildPlotTabs() {
     const box = clear(document.getElementById("plot-runs"));
     const sections = Array.from(document.querySelectorAll("section.plots"));
-    const showRun = (i) => sections.forEach((section) => { section.hidden = section.dataset.run !== String(i); });
+    const showRun = (i) => sections.forEach((section) => {
+      section.hidden = section.dataset.run !== String(i);
+      const frame = section.querySelector("iframe.plots-frame");
+      if (!section.hidden && frame && !frame.getAttribute("src")) frame.setAttribute("src", frame.dataset.src);
+    });
     if (boot.runs.length > 1) box.appendChild(el("select", {id: "plot-run", on: {change: (e) => showRun(e.target.value)}},
       boot.runs.map((run, i) => el("option", {value: String(i), text: run.label}))));
-    showRun(0);
+    plotsShown = () => showRun(boot.runs.length > 1 ? document.getElementById("plot-run").value : 0);
   }
+  let plotsShown = () => {};
   function showView(name) {
     for (const view of ["episodes", "plots", "compare"]) document.getElementById("view-" + view).hidden = view !== name;
     for (const button of document.querySelectorAll("nav button")) button.classList.toggle("active", button.dataset.view === name);
+    if (name === "plots") plotsShown();
   }
   for (const button of document.querySelectorAll("nav button")) button.addEventListener("click", () => showView(button.dataset.view));
 

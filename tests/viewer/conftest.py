@@ -102,3 +102,31 @@ def big_run(runs_root: Path, oracle_run: Path) -> Path:
                           "reward_breakdown": {**template["reward_breakdown"], "answer": 1.0 if solved else 0.0}}
                 handle.write(json.dumps(record) + "\n")
     return out
+
+
+@pytest.fixture(scope="session")
+def explored_run(runs_root: Path, oracle_run: Path) -> Path:
+    """The oracle run with one episode that first explores: a real execute_sql call whose result text is the
+    env's own (played on SQL-v0 here), inserted before the oracle's submit."""
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers SQL-v0)
+
+    env = gym.make("SQL-v0")
+    env.reset(seed=1)
+    sql = "SELECT 1 AS a, 'x' AS b UNION ALL SELECT 2, NULL"
+    observation, *_ = env.step(json.dumps({"name": "execute_sql", "arguments": {"sql": sql}}))
+    env.close()
+    out = runs_root / "explored"
+    out.mkdir()
+    shutil.copy(oracle_run / "run.json", out / "run.json")
+    lines = (oracle_run / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    record["messages"][2:2] = [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_x", "type": "function", "function": {
+            "name": "execute_sql", "arguments": json.dumps({"sql": sql})}}]},
+        {"role": "tool", "tool_call_id": "call_x", "name": "execute_sql", "content": observation},
+    ]
+    lines[0] = json.dumps(record)
+    (out / "trajectories.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out

@@ -1,0 +1,164 @@
+"""The viewer in a real headless Chromium (Debian's package, driven by Playwright): load runs, filter, open an
+episode, compare two runs, check that hostile strings stay inert, and time a 10,000-episode run."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgym.viewer.page import static_report
+from agentgym.viewer.runs import load_runs
+from agentgym.viewer.server import ViewerServer
+
+CHROMIUM = "/usr/bin/chromium"
+playwright_sync = pytest.importorskip("playwright.sync_api",
+                                      reason="needs Playwright: .venv/bin/python -m pip install playwright")
+if shutil.which(CHROMIUM) is None:
+    pytest.skip("needs Chromium: apt-get install -y chromium", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_sync.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def _serve(paths: list[Path]) -> ViewerServer:
+    server = ViewerServer(load_runs(paths), 0)
+    server.start_in_thread()
+    return server
+
+
+def _open(browser: Any, url: str) -> tuple[Any, list[str]]:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems: list[str] = []
+    page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("request", lambda request: None if request.url.startswith(("http://127.0.0.1", "file:", "data:"))
+            else problems.append(f"network: {request.url}"))
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]", timeout=10_000)
+    return page, problems
+
+
+def test_filter_open_and_compare(browser: Any, oracle_run: Path, random_run: Path, tmp_path: Path) -> None:
+    server = _serve([oracle_run, random_run])
+    try:
+        page, problems = _open(browser, server.url)
+        assert page.locator("#count").inner_text() == "16 of 16 episodes"
+        page.select_option("#filter-run", label="oracle")
+        page.select_option("#filter-success", "true")
+        assert page.locator("#count").inner_text() == "8 of 16 episodes"
+        families = page.locator("#filter-family option").all_inner_texts()
+        family = families[1]
+        page.select_option("#filter-family", label=family)
+        rows = page.locator("#episodes tbody tr")
+        assert rows.count() >= 1 and family in rows.first.inner_text()
+        rows.first.click()
+        view = page.locator(".episode-view").first
+        view.wait_for()
+        text = view.inner_text()
+        assert "success" in text and "→ submit" in text  # the tool call with its name
+        assert "the verifier's score" in text  # the breakdown term explained
+        assert "holds no gold answer" in text  # eval records carry none, and none is invented
+        page.screenshot(path=str(tmp_path / "episode.png"), full_page=True)
+        # the same task in the other run, side by side
+        page.locator(".compare-button").first.click()
+        page.locator(".pair .episode-view").nth(1).wait_for()
+        pair = page.locator(".pair").inner_text()
+        assert "oracle:" in pair and "random:" in pair
+        page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+        page.click("nav button[data-view=plots]")
+        plots = page.frame_locator("section.plots:not([hidden]) iframe")
+        plots.locator("svg.chart").first.wait_for()
+        assert plots.locator("svg.chart").count() >= 6
+        assert "Success per family" in plots.locator("body").inner_text()
+        assert "8 tasks" in plots.locator("body").inner_text()
+        page.screenshot(path=str(tmp_path / "plots.png"), full_page=True)
+        assert (tmp_path / "episode.png").stat().st_size > 10_000
+        assert problems == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_sql_results_render_as_tables(browser: Any, explored_run: Path) -> None:
+    server = _serve([explored_run])
+    try:
+        page, problems = _open(browser, server.url)
+        page.locator("#episodes tbody tr").first.click()
+        table = page.locator(".msg.tool table.result").first
+        table.wait_for()
+        assert table.locator("th").all_inner_texts() == ["a", "b"]
+        assert table.locator("tbody tr").nth(1).locator("td").all_inner_texts() == ["2", "NULL"]
+        assert "(2 rows)" in page.locator(".msg.tool").first.inner_text()
+        assert '"sql": "SELECT 1 AS a' in page.locator(".call pre").first.inner_text()  # arguments pretty-printed
+        assert problems == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _visit_every_episode(page: Any) -> None:
+    rows = page.locator("#episodes tbody tr")
+    for number in range(rows.count()):
+        rows.nth(number).click()
+        page.locator(".episode-view").first.wait_for()
+
+
+def test_hostile_strings_stay_inert(browser: Any, hostile_run: Path, oracle_run: Path, tmp_path: Path) -> None:
+    server = _serve([hostile_run, oracle_run])
+    report = tmp_path / "report.html"
+    report.write_text(static_report(load_runs([hostile_run, oracle_run])), encoding="utf-8")
+    try:
+        for url in (server.url, report.as_uri()):
+            page, problems = _open(browser, url)
+            page.select_option("#filter-run", "0")  # the hostile run
+            _visit_every_episode(page)
+            text = page.locator(".episode-view").first.inner_text()
+            assert "window.__pwned" in text  # the payload is shown, as text
+            page.click("nav button[data-view=compare]")
+            page.click("#compare-go")
+            page.click("nav button[data-view=plots]")
+            assert page.evaluate("window.__pwned") is None
+            assert page.locator("a[href^='javascript']").count() == 0
+            assert page.locator("img, iframe:not(.plots-frame), object, embed, script:not([nonce]):not([type])").count() == 0
+            if url == server.url:  # the plots (family names are payloads) in their script-less frame
+                plots = page.frame_locator("section.plots:not([hidden]) iframe")
+                plots.locator("svg.chart").first.wait_for()
+                assert "window.__pwned" in plots.locator("body").inner_text()
+                assert plots.locator("img, script, [onerror], [onload]").count() == 0
+            assert [problem for problem in problems if "pwned" in problem or "dialog" in problem] == []
+            page.screenshot(path=str(tmp_path / "hostile.png"), full_page=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_ten_thousand_episodes_open_in_under_two_seconds(browser: Any, big_run: Path, tmp_path: Path) -> None:
+    started = time.perf_counter()
+    server = _serve([big_run])
+    try:
+        page, problems = _open(browser, server.url)
+        elapsed = time.perf_counter() - started
+        assert page.locator("#count").inner_text() == "10000 of 10000 episodes"
+        assert page.locator("#episodes tbody tr").count() == 100  # paginated
+        page.fill("#filter-text", "sql-big-00042")
+        assert page.locator("#count").inner_text() == "4 of 10000 episodes"
+        page.locator("#episodes tbody tr").first.click()
+        page.locator(".episode-view").wait_for()
+        total = time.perf_counter() - started
+        page.screenshot(path=str(tmp_path / "big.png"))
+        assert elapsed < 2.0, f"the 10,000-episode run took {elapsed:.2f} s to open"
+        assert total < 4.0, f"opening one of its episodes took until {total:.2f} s"
+        assert problems == []
+    finally:
+        server.shutdown()
+        server.server_close()
