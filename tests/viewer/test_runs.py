@@ -10,13 +10,12 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
+from conftest import PAYLOADS
 
 from agentgym.cli import main
 from agentgym.viewer import stats
 from agentgym.viewer.page import episode_payload, explain, static_report
 from agentgym.viewer.runs import load_run, load_runs
-
-from conftest import PAYLOADS
 
 
 def test_index_matches_the_trajectories_and_episodes_are_read_on_demand(oracle_run: Path) -> None:
