@@ -70,7 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: ViewerServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (the base class's name)
+    def log_message(self, format: str, *args: Any) -> None:
         return  # a local viewer has no use for an access log on the terminal
 
     def _send(self, status: HTTPStatus, body: bytes, content_type: str, policy: str = API_POLICY) -> None:
@@ -86,7 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _error(self, status: HTTPStatus, message: str) -> None:
         self._send(status, message.encode("utf-8"), "text/plain; charset=utf-8")
 
-    def do_GET(self) -> None:  # noqa: N802  (http.server's name)
+    def do_GET(self) -> None:
         url = urlparse(self.path)
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, self.server.page_bytes(), "text/html; charset=utf-8", PAGE_POLICY)

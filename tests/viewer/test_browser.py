@@ -16,10 +16,10 @@ from agentgym.viewer.runs import load_runs
 from agentgym.viewer.server import ViewerServer
 
 CHROMIUM = "/usr/bin/chromium"
-playwright_sync = pytest.importorskip("playwright.sync_api",
-                                      reason="needs Playwright: .venv/bin/python -m pip install playwright")
 if shutil.which(CHROMIUM) is None:
     pytest.skip("needs Chromium: apt-get install -y chromium", allow_module_level=True)
+playwright_sync = pytest.importorskip("playwright.sync_api",
+                                      reason="needs Playwright: .venv/bin/python -m pip install playwright")
 
 
 @pytest.fixture(scope="module")
