@@ -129,6 +129,10 @@ def _plain_kinds(annotation: Any) -> Any:
     return None
 
 
+# Built once: `json.dumps` with options builds a new encoder on every call.
+_render_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def render_value(value: Any) -> str:
     """Render a tool's return value as text: strings as they are, JSON-able values as JSON, else `str()`."""
     if value is None:
@@ -138,7 +142,7 @@ def render_value(value: Any) -> str:
     if isinstance(value, pydantic.BaseModel):
         return value.model_dump_json(indent=1)
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _render_json(value)
     except (TypeError, ValueError):
         return str(value)
 
