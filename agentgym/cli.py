@@ -3,6 +3,8 @@ formats through `agentgym.importers`; both are loaded only when used."""
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import json
 import os
 import shlex
@@ -67,6 +69,27 @@ class LazyGroup(click.Group):
         return loaded
 
 
+def did_you_mean(name: str, choices: Any) -> str:
+    """' (did you mean 'X'?)' for the choice closest to `name`, or '' when none is close."""
+    close = difflib.get_close_matches(str(name), [str(choice) for choice in choices], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def known_env(env_id: str) -> Any:
+    """The registry record of `env_id`, or a one-line ClickException naming the close id and the known ones."""
+    import agentgym  # noqa: F401  (registers every plugin's envs)
+    from agentgym.registry import env_record, registered
+
+    try:
+        return env_record(env_id)
+    except KeyError as error:
+        ids = [record.id for record in registered()]
+        if not ids:
+            raise click.ClickException(str(error.args[0])) from None
+        raise click.ClickException(f"unknown environment {env_id!r}{did_you_mean(env_id, ids)}; registered: "
+                                   f"{', '.join(sorted(ids))} (see `agentgym list`)") from None
+
+
 def parse_assignments(pairs: tuple[str, ...]) -> dict[str, Any]:
     """`KEY=VALUE` pairs to a dict; values are JSON when they parse as JSON, else strings."""
     result: dict[str, Any] = {}
@@ -84,14 +107,11 @@ def parse_assignments(pairs: tuple[str, ...]) -> dict[str, Any]:
 def make_env(env_id: str, env_args: tuple[str, ...] = ()) -> Any:
     import gymnasium as gym
 
-    import agentgym  # noqa: F401  (registers every plugin's envs)
-    from agentgym.registry import env_record
-
+    known_env(env_id)
     try:
-        env_record(env_id)
         return gym.make(env_id, **parse_assignments(env_args))
     except KeyError as error:
-        raise click.ClickException(str(error.args[0])) from None
+        raise click.ClickException(f"could not make {env_id}: {error.args[0] if error.args else error}") from None
     except (ValueError, TypeError, FileNotFoundError) as error:
         raise click.ClickException(f"could not make {env_id}: {error}") from None
 
@@ -193,6 +213,13 @@ def play(env_id: str, seed: int, task_id: str | None, env_args: tuple[str, ...])
     Example: agentgym play SQL-v0 --seed 3
     """
     env = make_env(env_id, env_args)
+    if task_id is not None:
+        ids = [task.id for task in env.unwrapped.task_set]
+        if task_id not in ids:
+            env.close()
+            raise click.BadParameter(f"{env_id} has no task {task_id!r}{did_you_mean(task_id, ids)} ({len(ids)} "
+                                     f"tasks, e.g. {', '.join(ids[:3])}; `agentgym info {env_id}` lists families)",
+                                     param_hint="--task-id")
     observation, info = env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
     console.print(f"[bold]task {info['task_id']}[/] ({info['family']}, {info['difficulty']})")
     console.print(observation)
@@ -264,25 +291,42 @@ def tasks_generate(env_id: str, seed: int, out: Path, store: str | None, options
 
     Example: agentgym tasks generate SQL-v0 --seed 0 --out sql.jsonl
     """
-    import agentgym  # noqa: F401
-    from agentgym.registry import env_record
     from agentgym.tasks import TaskSet, save_tasks
 
-    try:
-        record = env_record(env_id)
-    except KeyError as error:
-        raise click.ClickException(str(error.args[0])) from None
+    record = known_env(env_id)
     if record.generator is None:
         raise click.ClickException(f"{env_id} does not generate tasks (its plugin registered no generator)")
     arguments = parse_assignments(options)
     if store is not None:
         arguments["store"] = store
-    generated = resolve_callable(record.generator)(seed=seed, **arguments)
+    generator = resolve_callable(record.generator)
+    _check_generator_options(env_id, generator, arguments)
+    try:
+        generated = generator(seed=seed, **arguments)
+    except (ValueError, TypeError, FileNotFoundError) as error:
+        raise click.ClickException(f"could not generate {env_id} tasks with {arguments}: {error}") from None
     written = save_tasks(generated, out)
     task_set = TaskSet.from_file(out)
     console.print(f"wrote {written} tasks to {out}")
     for family, n in task_set.counts("family").items():
         console.print(f"  {family}: {n}")
+
+
+def _check_generator_options(env_id: str, generator: Any, arguments: dict[str, Any]) -> None:
+    """Refuse --option keys the generator does not take (unless it takes **options), naming the close one."""
+    try:
+        parameters = inspect.signature(generator).parameters
+    except (TypeError, ValueError):
+        return
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
+        return
+    accepted = [name for name in parameters if name != "seed"]
+    for name in arguments:
+        if name not in parameters:
+            flag = "--store" if name == "store" else f"--option {name}"
+            raise click.BadParameter(
+                f"{env_id}'s generator takes no {flag!r}{did_you_mean(name, accepted)}; it takes: "
+                + (", ".join(accepted) or "no options"), param_hint="--option")
 
 
 tasks.add_command(LazyGroup(name="import", entry_point_group=IMPORTER_GROUP,

@@ -364,8 +364,8 @@ def _run_evaluation(
 ) -> dict[str, Any]:
     """The body of `evaluate`, run with the weak-isolation setting already in the environment."""
     import agentgym  # noqa: F401  (registers every plugin's envs)
+    from agentgym.cli import known_env
     from agentgym.metrics import record_success, summarize
-    from agentgym.registry import env_record
     from agentgym.report import write_report
 
     samples = k if samples is None else samples
@@ -386,10 +386,7 @@ def _run_evaluation(
     tool_schemas: dict[str, Any] = {}
     turn_limit = 0
     for raw_id in env_ids:
-        try:
-            record = env_record(raw_id)
-        except KeyError as error:
-            raise click.ClickException(str(error.args[0])) from None
+        record = known_env(raw_id)
         listing_kwargs = {key: value for key, value in env_kwargs.items() if key != "split"}
         env = _make_env_for_listing(record.id, listing_kwargs)
         inner = env.unwrapped

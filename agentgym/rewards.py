@@ -234,10 +234,18 @@ def _answer_weight(weights: Mapping[str, float]) -> float:
 def check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
     """`weights` as a plain dict, after checking every weight is a finite number and the answer's is positive.
 
-    Raises ValueError with what is wrong, so a typo in a config fails at `gym.make`, not at the first reward.
+    Raises ValueError with what is wrong (an unknown key, with the close known one), so a typo in a config fails
+    at `gym.make`, not at the first reward.
     """
     checked: dict[str, float] = {}
     for name, weight in dict(weights or {}).items():
+        if str(name) not in SHAPING_COMPONENTS and not str(name).startswith("process/"):
+            import difflib
+
+            close = difflib.get_close_matches(str(name), SHAPING_COMPONENTS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown reward weight {name!r}{hint}; known: {', '.join(SHAPING_COMPONENTS)} and "
+                             "process/<name>")
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
             raise ValueError(f"reward weight {name!r} must be a finite number, got {weight!r}")
         checked[str(name)] = float(weight)

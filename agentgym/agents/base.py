@@ -42,6 +42,15 @@ def register_agent(prefix: str, factory: str) -> None:
     _AGENTS[prefix] = factory
 
 
+def _unknown_agent(spec: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(spec.partition(":")[0], sorted(_AGENTS), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return (f"unknown agent {spec!r}{hint}; use one of: {', '.join(sorted(_AGENTS))} "
+            "(e.g. 'oracle', 'random', 'openai:MODEL', 'hf:PATH')")
+
+
 def agent_is_privileged(spec: str) -> bool:
     """Whether the agent `spec` names is a privileged one (the oracle), found without building it.
 
@@ -49,8 +58,7 @@ def agent_is_privileged(spec: str) -> bool:
     """
     prefix = spec.partition(":")[0]
     if prefix not in _AGENTS:
-        raise ValueError(f"unknown agent {spec!r}; use one of: {', '.join(sorted(_AGENTS))} "
-                         "(e.g. 'oracle', 'random', 'openai:MODEL', 'hf:PATH')")
+        raise ValueError(_unknown_agent(spec))
     factory = resolve_callable(_AGENTS[prefix])
     owner = getattr(factory, "__self__", factory)  # a classmethod factory's class, or the class itself
     return bool(getattr(owner, "privileged", False))
@@ -60,8 +68,7 @@ def make_agent(spec: str, **options: Any) -> Agent:
     """Build an agent from a spec such as "oracle", "random", "openai:gpt-4o-mini" or "hf:./checkpoint"."""
     prefix, _, argument = spec.partition(":")
     if prefix not in _AGENTS:
-        raise ValueError(f"unknown agent {spec!r}; use one of: {', '.join(sorted(_AGENTS))} "
-                         "(e.g. 'oracle', 'random', 'openai:MODEL', 'hf:PATH')")
+        raise ValueError(_unknown_agent(spec))
     factory = resolve_callable(_AGENTS[prefix])
     agent: Agent = factory(argument or None, **options)
     return agent

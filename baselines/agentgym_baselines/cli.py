@@ -68,8 +68,10 @@ def _config(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(method: str, options: dict[str, Any], extra: dict[str, Any]) -> None:
+    from agentgym.cli import known_env
     from agentgym_baselines.training import RunSettings, run_training
 
+    known_env(options["env_id"])  # a typo in --env fails here, with "did you mean", before any model loads
     config = _config(options)
     config.update({key: value for key, value in extra.items() if value is not None})
     settings = RunSettings(
