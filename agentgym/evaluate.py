@@ -206,6 +206,28 @@ def _make_env_for_listing(env_id: str, kwargs: dict[str, Any]) -> Any:
         raise click.ClickException(f"could not make {env_id} with {kwargs}: {error}") from None
 
 
+def _check_remote_agent(agent: str, options: dict[str, Any]) -> None:
+    """For an agent behind a server (openai:MODEL), check before the first episode that the server answers and
+    takes the key, so a wrong URL fails in seconds with the URL rather than after every episode's retries."""
+    if agent.partition(":")[0] != "openai":
+        return
+    from agentgym.agents.base import make_agent
+    from agentgym.rollout import AgentUnavailable
+
+    try:
+        remote = make_agent(agent, **options)
+    except (TypeError, ValueError) as error:
+        raise click.BadParameter(str(error), param_hint="--agent/--agent-arg") from None
+    try:
+        check = getattr(remote, "check_server", None)
+        if check is not None:
+            check()
+    except AgentUnavailable as error:
+        raise click.ClickException(str(error)) from None
+    finally:
+        remote.close()
+
+
 def _choose_split(env_id: str, available: set[str], requested: str | None, from_env_args: Any) -> str:
     """The split an eval runs on one env: the one asked for (by --split or --env-arg split=), else "test"
     where the env has it, else "all"."""
@@ -409,6 +431,7 @@ def _run_evaluation(
     }
     specs = plan_episodes(task_ids, n=n, samples=samples, seed=seed, families=task_families,
                           per_family=per_family)
+    _check_remote_agent(agent, {**(agent_options or {}), **(secret_options or {})})
     out = Path(out)
     with _clear_disk_errors(out):
         out.mkdir(parents=True, exist_ok=True)

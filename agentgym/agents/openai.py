@@ -109,6 +109,33 @@ class OpenAIAgent(Agent):
         options.pop("seed", None)
         return cls(argument, **options)
 
+    def check_server(self, *, timeout: float = 5.0) -> None:
+        """Check, before the first episode, that the server answers and accepts the key.
+
+        Sends `GET {base_url}/models`. Any HTTP answer but 401/403 counts as reachable (some servers do not
+        serve /models).
+
+        Raises:
+            AgentUnavailable: the server cannot be reached (the message names the URL), or it refused the key
+                (the message says whether a key was set and how to set one).
+        """
+        url = f"{self.base_url}/models"
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        try:
+            response = self._client.get(url, headers=headers, timeout=timeout)
+        except httpx.HTTPError as error:
+            raise AgentUnavailable(
+                f"the model server at {self.base_url} does not answer ({type(error).__name__}: {error}); start it, "
+                "or point --base-url (or $OPENAI_BASE_URL) at one that runs") from None
+        if response.status_code in (401, 403):
+            if not self._api_key:
+                raise AgentUnavailable(f"the model server at {self.base_url} wants an API key and none is set: "
+                                       "set $OPENAI_API_KEY or pass --api-key")
+            raise AgentUnavailable(f"the model server at {self.base_url} refused the API key "
+                                   f"(HTTP {response.status_code}); check $OPENAI_API_KEY or --api-key")
+        if self.base_url == DEFAULT_BASE_URL.rstrip("/") and not self._api_key:
+            raise AgentUnavailable("no API key is set for OpenAI's API: set $OPENAI_API_KEY or pass --api-key")
+
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIAgent(model={self.model!r}, base_url={self.base_url!r}, tool_mode={self.tool_mode!r})"
 

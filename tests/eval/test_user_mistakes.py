@@ -3,6 +3,11 @@ mean" where a name is close, and leaves nothing behind that blocks the corrected
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import gymnasium as gym
@@ -87,3 +92,57 @@ def test_an_unknown_reward_weight_is_refused_with_the_close_one() -> None:
     _one_clear_line(result, "did you mean 'answer'", exit_code=1)
     # the known keys still work
     gym.make("EvalToy-v0", reward_weights={"answer": 1.0, "format": 0.1, "process/lookups": 0.1}).close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_model_server_fails_fast_with_its_url(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    started = time.monotonic()
+    result = _run("eval", "EvalToy-v0", "--agent", "openai:some-model", "--base-url", url, "--n", "2",
+                  "--out", str(tmp_path / "run"), "--no-progress")
+    _one_clear_line(result, f"the model server at {url} does not answer", exit_code=1)
+    assert time.monotonic() - started < 15  # not the ~25 s of retries per episode it used to take
+    assert not (tmp_path / "run").exists()
+
+
+class _KeyWantingServer(ThreadingHTTPServer):
+    """A real HTTP server that refuses every request without the key "sk-right" (401), like a hosted API."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                good = self.headers.get("Authorization") == "Bearer sk-right"
+                self.send_response(200 if good else 401)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(json.dumps({"data": []} if good else {"error": "no key"}).encode())
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+def test_an_unset_or_wrong_api_key_is_named_before_the_first_episode(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = _KeyWantingServer()
+    try:
+        unset = _run("eval", "EvalToy-v0", "--agent", "openai:m", "--base-url", server.url,
+                     "--out", str(tmp_path / "a"), "--no-progress")
+        _one_clear_line(unset, "wants an API key and none is set", "OPENAI_API_KEY", exit_code=1)
+        wrong = _run("eval", "EvalToy-v0", "--agent", "openai:m", "--base-url", server.url, "--api-key", "sk-wrong",
+                     "--out", str(tmp_path / "b"), "--no-progress")
+        _one_clear_line(wrong, "refused the API key (HTTP 401)", exit_code=1)
+        assert "sk-wrong" not in wrong.output
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
