@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make services`: install and start what the full test suite needs beyond Python (Docker with the sandbox
-# image, PostgreSQL's binaries, the sqlite3 shell). Needs root; as another user it says what to run.
+# image, PostgreSQL's binaries, the sqlite3 shell, Debian's chromium). Needs root; as another user it says what to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +9,7 @@ command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v sqlite3 >/dev/null || need+=(sqlite3)
+command -v chromium >/dev/null || need+=(chromium)  # the rollout viewer's browser tests
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "make services needs root to install packages and start dockerd. Run:" >&2

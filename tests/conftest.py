@@ -23,6 +23,8 @@ _WANTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("postgres",), "the PostgreSQL server binaries", "make services  (or: sudo apt-get install -y postgresql)"),
     (("sample", "synthea", "spider", "intercode"), "the public data samples beside the clone",
      "put the samples at ../shared/data/samples (see README, Tests)"),
+    (("chromium",), "a headless browser (Debian's chromium)", "make services  (or: sudo apt-get install -y chromium)"),
+    (("openenv", "mcp sdk", "serve extra"), "the serving packages", "pip install -e '.[serve]'  (make install does)"),
     (("root", "per user id"), "root (the local sandbox drops to its own uid)", "run the tests as root"),
     (("namespace",), "a kernel that allows new PID/net namespaces", "(a kernel setting; nothing to install)"),
 )
