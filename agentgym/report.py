@@ -42,6 +42,16 @@ def _histogram_rows(groups: dict[str, dict[str, Any]], label: str) -> list[str]:
     return lines
 
 
+def _splits(run: dict[str, Any]) -> str:
+    """The split each env ran, e.g. "test" or "test (SQL-v0), all (Toy-v0)"; "auto" says it was the default."""
+    used = run.get("splits") or {}
+    names = set(used.values())
+    text = next(iter(names)) if len(names) == 1 else ", ".join(f"{name} ({env})" for env, name in used.items())
+    if not text:
+        text = str(run.get("split") or "all")
+    return text + (" (the default: the test split where an env has one)" if run.get("split") == "auto" else "")
+
+
 def _table(groups: dict[str, dict[str, Any]], ks: list[str], label: str) -> list[str]:
     header = [label, "tasks", "episodes", "success (95% CI)", "mean reward (95% CI)", *[f"pass@{k}" for k in ks],
               "mean turns", "tool-error rate"]
@@ -145,7 +155,7 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
     lines = [
         f"# Evaluation: {run['agent']} on {', '.join(run['envs'])}",
         "",
-        f"{summary['episodes']} episodes over {summary['tasks']} tasks of split {run.get('split') or 'all'} "
+        f"{summary['episodes']} episodes over {summary['tasks']} tasks of split {_splits(run)} "
         f"({run['samples']} samples per task, seed {run['seed']}, backend {run['backend']}, {run['workers']} "
         "workers)."
         + (f" Perturbed: {', '.join(perturbation)} (perturbation seed {run['env_args'].get('perturb_seed', 0)})."
