@@ -93,10 +93,9 @@ def padded_tokenizer(vocab_size: int) -> Any:
     The extra entries are three-character byte-level strings no merge produces: text tokenizes exactly as with
     the tiny tokenizer, while every id a random model of a real vocabulary size samples decodes to some bytes.
     """
+    from agentgym_baselines.tiny import build_tiny_tokenizer
     from tokenizers import Tokenizer, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
-
-    from agentgym_baselines.tiny import build_tiny_tokenizer
 
     tiny = build_tiny_tokenizer(0)
     data = json.loads(tiny.backend_tokenizer.to_str())
@@ -147,7 +146,9 @@ class TeacherProbe:
     Per update: `teacher_changed_fraction` (teacher weights whose value changed), `student_changed_fraction`
     (student weights the optimizer step changed since the previous update), and `lost_fraction`, the distance
     from the teacher to the float64 EMA of the same student weights over the distance that reference has moved
-    from the initial teacher (0: the teacher follows the exact EMA; 1: it stayed where it started).
+    from the initial teacher (0: the teacher follows the exact EMA; 1: it stayed where it started). Where the
+    trainer keeps an fp32 master of a low-precision teacher (`teacher_master`), the master is what is compared:
+    the computing weights are that master rounded once, a rounding no EMA can beat.
     """
 
     def __init__(self, trainer: Any) -> None:
@@ -155,8 +156,8 @@ class TeacherProbe:
         self.original = trainer.update_teacher
         teacher = trainer.teacher
         self.total = sum(parameter.numel() for parameter in teacher.parameters())
-        self.initial = [parameter.detach().float().clone() for parameter in teacher.parameters()]
-        self.reference = [parameter.detach().double().clone() for parameter in teacher.parameters()]
+        self.initial = [weights.detach().float().clone() for weights in self._effective_teacher()]
+        self.reference = [weights.detach().double().clone() for weights in self._effective_teacher()]
         self.previous_student = [parameter.detach().clone() for parameter in self._student().parameters()]
         self.updates: list[dict[str, Any]] = []
         self.seconds_by_step: dict[int, float] = {}
@@ -164,6 +165,13 @@ class TeacherProbe:
 
     def _student(self) -> Any:
         return self.trainer.accelerator.unwrap_model(self.trainer.model)
+
+    def _effective_teacher(self) -> list[torch.Tensor]:
+        """The teacher's weights as the EMA holds them: its fp32 master where it keeps one, else the parameter."""
+        parameters = list(self.trainer.teacher.parameters())
+        master = getattr(self.trainer, "teacher_master", None) or [None] * len(parameters)
+        return [parameter if weights is None else weights for parameter, weights in zip(parameters, master,
+                                                                                         strict=True)]
 
     @torch.no_grad()
     def update_teacher(self, global_step: int) -> str | None:
@@ -181,11 +189,12 @@ class TeacherProbe:
             decay = 1.0 if kind == "copy" else float(self.trainer.args.ema_decay)
             teacher_changed = 0
             lost_squared = moved_squared = 0.0
-            for reference, initial, old, new, source in zip(self.reference, self.initial, before,
-                                                            teacher.parameters(), student, strict=True):
+            for reference, initial, old, new, effective, source in zip(
+                    self.reference, self.initial, before, teacher.parameters(), self._effective_teacher(), student,
+                    strict=True):
                 reference.mul_(decay).add_(source.detach().double(), alpha=1.0 - decay)
                 teacher_changed += int((new != old).sum())
-                lost_squared += float(((new.double() - reference) ** 2).sum())
+                lost_squared += float(((effective.double() - reference) ** 2).sum())
                 moved_squared += float(((reference - initial.double()) ** 2).sum())
             self.updates.append({
                 "step": global_step, "kind": kind, "teacher_dtype": str(next(teacher.parameters()).dtype),
@@ -330,7 +339,6 @@ def _time_search(index: Any, queries: np.ndarray, singles: int) -> tuple[np.ndar
 def faiss_section(sizes: Sizes, smoke: bool) -> dict[str, Any]:
     """The KB's index over `sizes.vectors` vectors: CPU `VectorIndex` against its GPU copy."""
     import faiss
-
     from agentgym_knowledge.index import VectorIndex, build_index, choose_index_type, gpu_count
 
     gpus = gpu_count()
@@ -391,7 +399,7 @@ def run_section(function: Any, *args: Any) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         result = function(*args)
-    except Exception as error:  # reported in the JSON with its traceback, and the exit status says so
+    except Exception as error:  # noqa: BLE001 - a section that raises is reported in the JSON and the exit status
         return {"failed": f"{type(error).__name__}: {error}",
                 "traceback": traceback.format_exc().splitlines()[-12:]}
     result["section_seconds"] = round(time.perf_counter() - started, 1)
