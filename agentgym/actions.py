@@ -82,13 +82,23 @@ def arguments_json(arguments: Any) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-@dataclass(frozen=True)
+_NO_ARGUMENTS: Any = object()
+
+
+@dataclass(frozen=True, init=False)
 class ToolCall:
     """One requested call: a tool name and its (not yet validated) arguments."""
 
     name: str
     arguments: Any = field(default_factory=dict)
     id: str | None = None
+
+    def __init__(self, name: str, arguments: Any = _NO_ARGUMENTS, id: str | None = None) -> None:
+        # The dataclass's frozen __init__ without its per-field object.__setattr__ calls (made every step).
+        fields = self.__dict__
+        fields["name"] = name
+        fields["arguments"] = {} if arguments is _NO_ARGUMENTS else arguments
+        fields["id"] = id
 
     def to_openai(self, index: int) -> dict[str, Any]:
         return {
@@ -98,13 +108,19 @@ class ToolCall:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ParsedAction:
     """The result of parsing one action: its calls, the assistant text, and an error if it had no valid call."""
 
     calls: list[ToolCall]
     text: str = ""
     error: str | None = None
+
+    def __init__(self, calls: list[ToolCall], text: str = "", error: str | None = None) -> None:
+        fields = self.__dict__  # as ToolCall: the frozen dataclass's fields, set once
+        fields["calls"] = calls
+        fields["text"] = text
+        fields["error"] = error
 
 
 def clean_text(text: str) -> str:

@@ -29,7 +29,7 @@ class ToolError(Exception):
     """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ToolOutcome:
     """What one tool call produced: the rendered text the agent sees, whether it succeeded, the raw value."""
 
@@ -37,6 +37,14 @@ class ToolOutcome:
     ok: bool
     value: Any = None
     error_kind: str | None = None  # "unknown_tool", "arguments", "tool_error", "exception"
+
+    def __init__(self, text: str, ok: bool, value: Any = None, error_kind: str | None = None) -> None:
+        # The dataclass's own frozen __init__, without its per-field object.__setattr__ calls (made every step).
+        fields = self.__dict__
+        fields["text"] = text
+        fields["ok"] = ok
+        fields["value"] = value
+        fields["error_kind"] = error_kind
 
 
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
