@@ -35,7 +35,9 @@ import copy
 import json
 import os
 import random
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -428,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(options.seed)
     register()
     model, tokenizer = build_tiny_model(options.seed)
-    work = Path("/tmp") / f"agentgym-bench-learn-{os.getpid()}"
+    work = Path(tempfile.mkdtemp(prefix="agentgym-bench-learn-"))  # trainers' output folders (metrics.jsonl)
 
     # One trainer renders prompts, model turns and tool results for the warm-up and the evaluation.
     budget = options.max_completion_length
@@ -517,6 +519,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**report, "curves": curves}, indent=1, default=str))
+    shutil.rmtree(work)
     print(json.dumps(report, default=str))
     return 0
 
