@@ -70,8 +70,13 @@ def _play(config: RolloutConfig, plan: list[EpisodeSpec], workers: int, backend:
 def _first_difference(first: dict[Any, dict[str, Any]], second: dict[Any, dict[str, Any]]) -> str:
     for key, trajectory in first.items():
         if trajectory != second.get(key):
-            fields = [name for name in trajectory if trajectory[name] != (second.get(key) or {}).get(name)]
-            return f"{key}: fields {fields}"
+            other = second.get(key) or {}
+            fields = [name for name in trajectory if trajectory[name] != other.get(name)]
+            detail = ""
+            if "messages" in fields:
+                pairs = zip(trajectory["messages"], other.get("messages", []))
+                detail = next((f"; first differing message: {a!r} vs {b!r}" for a, b in pairs if a != b), "")
+            return f"{key}: fields {fields}{detail}"[:3000]
     return "none"
 
 
