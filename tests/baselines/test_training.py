@@ -370,7 +370,7 @@ def test_distill_only_rollouts_stop_at_k_turns_and_train_on_the_kl_alone(tmp_pat
     assert log["ttopd/reverse_kl"] != 0.0 and log["episodes/submitted"] == 0.0
 
 
-@pytest.mark.parametrize("env_id", ["SQL-v0", "FHIR-v0", "CLI-v0"])
+@pytest.mark.parametrize("env_id", ["SQL-v0", "FHIR-v0", "CLI-v0", "ClinicalQA-v0"])
 @pytest.mark.parametrize("method", ["grpo", "ttopd"])
 def test_train_with_its_defaults_completes_a_step_on_each_domain(tmp_path: Path, env_id: str, method: str) -> None:
     """`agentgym train METHOD --env E --model tiny:random` with the defaults, but 4 rollouts and 128 tokens so it
