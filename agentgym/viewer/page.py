@@ -60,7 +60,9 @@ def plots_html(run: Run) -> str:
         def interval(item: dict[str, Any], percent: bool) -> str:
             if item["value"] is None:
                 return "-"
-            shown = (lambda v: f"{v:.1%}") if percent else (lambda v: f"{v:.3f}")
+            def shown(value: float) -> str:
+                return f"{value:.1%}" if percent else f"{value:.3f}"
+
             if item["low"] is None:
                 return shown(item["value"])
             return f"{shown(item['value'])} [{shown(item['low'])}, {shown(item['high'])}]"
@@ -200,7 +202,8 @@ def episode_payload(run: Run, index: int) -> dict[str, Any]:
         IndexError: no such episode.
     """
     record = run.episode(index)
-    return finite({"record": record, "gold": gold_of(record), "row": run.rows[index]})
+    payload: dict[str, Any] = finite({"record": record, "gold": gold_of(record), "row": run.rows[index]})
+    return payload
 
 
 def static_report(runs: list[Run]) -> str:

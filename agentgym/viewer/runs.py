@@ -90,7 +90,8 @@ def index_row(record: Mapping[str, Any], threshold: float) -> dict[str, Any]:
         "answer_score": _number(breakdown.get("answer"), float("nan")) if isinstance(breakdown, Mapping)
         else float("nan"),
     }
-    if math.isnan(row["answer_score"]):
+    score = row["answer_score"]
+    if isinstance(score, float) and math.isnan(score):
         row["answer_score"] = None
     return row
 
