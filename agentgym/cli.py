@@ -7,7 +7,6 @@ import difflib
 import inspect
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -207,51 +206,17 @@ def play(env_id: str, seed: int, task_id: str | None, env_args: tuple[str, ...])
     """Play an env yourself: type tool calls, read observations, rewards and the reward breakdown.
 
     \b
-    Type a call as JSON ({"name": "list_tables", "arguments": {}}) or as
-    NAME key=value ... (for example: describe_table table=patients, or
-    run_shell command='ls -la' with shell quoting). Commands: :tools, :quit.
+    Type a call as JSON ({"name": "list_tables", "arguments": {}}), as
+    NAME key=value ... (describe_table table=patients; shell quoting:
+    run_shell command='ls -la'), or NAME VALUE for a one-argument tool
+    (describe_table patients). Commands: :help, :tools, :quit. Mistakes
+    caught before the call cost no turn; the gold answer and solution are
+    shown when the episode ends.
     Example: agentgym play SQL-v0 --seed 3
     """
-    env = make_env(env_id, env_args)
-    if task_id is not None:
-        ids = [task.id for task in env.unwrapped.task_set]
-        if task_id not in ids:
-            env.close()
-            raise click.BadParameter(f"{env_id} has no task {task_id!r}{did_you_mean(task_id, ids)} ({len(ids)} "
-                                     f"tasks, e.g. {', '.join(ids[:3])}; `agentgym info {env_id}` lists families)",
-                                     param_hint="--task-id")
-    observation, info = env.reset(seed=seed, options={"task_id": task_id} if task_id else None)
-    console.print(f"[bold]task {info['task_id']}[/] ({info['family']}, {info['difficulty']})")
-    console.print(observation)
-    tools = [schema["function"]["name"] for schema in info["tools"]]
-    console.print(f"[dim]tools: {', '.join(tools)}[/]")
-    while True:
-        try:
-            line = click.prompt("action", prompt_suffix="> ", default="", show_default=False)
-        except (EOFError, click.Abort):
-            break
-        if line.strip() in (":quit", ":q"):
-            break
-        if line.strip() == ":tools":
-            console.print_json(json.dumps(info["tools"]))
-            continue
-        action: Any = line
-        first, _, rest = line.strip().partition(" ")
-        if first in tools and not line.strip().startswith(("{", "[", "<")):
-            try:
-                action = {"name": first, "arguments": parse_assignments(tuple(shlex.split(rest)))}
-            except (click.BadParameter, ValueError) as error:
-                console.print(f"[red]{getattr(error, 'message', error)}[/] (quote values with spaces: "
-                              f"run_shell command='ls -la')", highlight=False)
-                continue
-        observation, reward, terminated, truncated, info = env.step(action)
-        console.print(observation, markup=False)
-        if terminated or truncated:
-            console.print(f"[bold]episode over[/] reward={reward:.3f} terminated={terminated} "
-                          f"truncated={truncated}")
-            console.print_json(json.dumps(info["reward_breakdown"]))
-            break
-    env.close()
+    from agentgym.play import run_play
+
+    run_play(env_id, seed, task_id, env_args)
 
 
 @main.command()
