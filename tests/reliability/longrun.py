@@ -290,7 +290,16 @@ def run(total: int, *, fhir_store: Path, cli_tasks: Path, cli_backend: str, roun
         while report.containers_left and time.monotonic() < deadline:
             time.sleep(0.5)
             report.containers_left = my_containers()
-        report.temp_entries_left = sorted(os.listdir(temp_root))
+        # The local backend's per-user work root (`agentgym-sandboxes-UID`) is shared by every sandbox of the
+        # user and stays; what must not stay is a sandbox inside it. Without root the backend makes that root
+        # in the caller's temp dir (no other uid has to enter it), so look inside instead of counting it.
+        report.temp_entries_left = []
+        for name in sorted(os.listdir(temp_root)):
+            path = temp_root / name
+            if name == f"agentgym-sandboxes-{os.geteuid()}" and path.is_dir():
+                report.temp_entries_left += sorted(str(path / inner) for inner in os.listdir(path))
+            else:
+                report.temp_entries_left.append(name)
         if sandbox_root is not None:
             mine = {name for name in set(os.listdir(sandbox_root)) - sandboxes_before
                     if name.startswith(f"sandbox-{os.getpid()}-")}
