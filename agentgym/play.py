@@ -92,8 +92,10 @@ class LocalMistake(Exception):
     """A line the player typed that is wrong before any call is made; answered here, costs no turn."""
 
 
-def _value(text: str) -> Any:
-    """A typed value: JSON when it parses as JSON (3, true, [1, 2]), else the text itself."""
+def _value(text: str, schema: Any = None) -> Any:
+    """A typed value: the text itself for a string parameter, else JSON when it parses (3, true, [1, 2])."""
+    if isinstance(schema, dict) and schema.get("type") == "string":
+        return text
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -130,10 +132,12 @@ def parse_line(line: str, tools: dict[str, ToolSpec], *, code: bool = False) -> 
             token.partition("=")[1] and token.partition("=")[0] in (spec.properties or {token.partition("=")[0]})
             for token in tokens)
         if tokens is not None and keyword:
-            arguments = {key: _value(value) for key, _, value in (token.partition("=") for token in tokens)}
+            arguments = {key: _value(value, spec.properties.get(key))
+                         for key, _, value in (token.partition("=") for token in tokens)}
         elif rest and spec.single_argument is not None:
             # One argument: the rest of the line is its value (unquoted when it is a single quoted token).
-            arguments = {spec.single_argument: _value(tokens[0]) if tokens is not None and len(tokens) == 1
+            name = spec.single_argument
+            arguments = {name: _value(tokens[0], spec.properties.get(name)) if tokens is not None and len(tokens) == 1
                          else rest}
         elif tokens is None:
             raise LocalMistake(f"{quoting_error}; quote values with spaces: {spec.usage()}")
@@ -170,9 +174,14 @@ def tools_table(tools: dict[str, ToolSpec]) -> str:
     return _aligned(rows)
 
 
-def _format_call(call: dict[str, Any]) -> str:
-    """A solution step as the player would type it."""
+def _format_call(call: dict[str, Any], tools: dict[str, ToolSpec] | None = None) -> str:
+    """A solution step as the player would type it (`NAME VALUE` for a one-argument tool's text value)."""
     arguments = call.get("arguments") or {}
+    spec = (tools or {}).get(str(call.get("name")))
+    if spec is not None and len(arguments) == 1 and spec.single_argument in arguments:
+        value = arguments[spec.single_argument]
+        if isinstance(value, str) and "\n" not in value and value.strip() == value and " " in value:
+            return f"{spec.name} {value}"
     parts = [call.get("name", "?")]
     for key, value in arguments.items():
         text = value if isinstance(value, str) else json.dumps(value)
@@ -192,6 +201,7 @@ def _enable_line_editing() -> None:
 
 def _show_end(console: Console, env: Any, reward: float, terminated: bool, truncated: bool,
               info: dict[str, Any]) -> None:
+    tools = {spec.name: spec for spec in map(ToolSpec.from_schema, info.get("tools") or [])}
     breakdown = info.get("reward_breakdown") or {}
     console.print(f"[bold]episode over[/] reward={reward:.3f} terminated={terminated} truncated={truncated}")
     console.print("solved" if breakdown.get("answer", 0.0) >= 1.0 else "not solved", style="bold")
@@ -214,7 +224,7 @@ def _show_end(console: Console, env: Any, reward: float, terminated: bool, trunc
         if task.solution:
             console.print("[bold]solution:[/]")
             for call in task.solution:
-                console.print("  " + _format_call(call), markup=False)
+                console.print("  " + _format_call(call, tools), markup=False)
 
 
 def play_session(env: Any, *, seed: int, task_id: str | None) -> None:

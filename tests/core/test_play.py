@@ -72,6 +72,9 @@ def test_positional_argument_keeps_json_types_and_shell_text() -> None:
                                                           "arguments": {"command": "ls -la /tmp"}}
     assert parse_line("run_shell command='ls -la'", tools)["arguments"] == {"command": "ls -la"}
     assert parse_line("feed 'big cat'", tools)["arguments"] == {"kind": "big cat"}
+    sql = {"submit": ToolSpec("submit", "", {"sql": {"type": "string"}}, ["sql"])}
+    assert parse_line("submit 1", sql)["arguments"] == {"sql": "1"}  # a string parameter keeps the text
+    assert parse_line("submit sql=1", sql)["arguments"] == {"sql": "1"}
     with pytest.raises(LocalMistake, match="unknown tool 'sbumit'"):
         parse_line('{"name": "sbumit", "arguments": {"answer": 1}}', tools)
     raw = '{"name": "submit", "arguments": {"answer": 1}}'
