@@ -501,6 +501,14 @@ class Supervisor:
                 raise ValueError(f"unknown operation {request.get('op')!r}")
             result = handler(request)
             result.update({"id": request_id, "ok": True})
+        except UnicodeError as error:
+            # Name the character only: the text that failed may be an absolute path inside the sandbox, whose
+            # length (and so the reported position) differs between sandboxes and would break determinism.
+            bad = ""
+            if isinstance(error, (UnicodeEncodeError, UnicodeDecodeError)):
+                bad = f" {error.object[error.start:error.end]!r}"
+            result = {"id": request_id, "ok": False,
+                      "error": f"{type(error).__name__}: the text{bad} is not valid {getattr(error, 'encoding', 'utf-8')}"}
         except Exception as error:  # noqa: BLE001 - every failure becomes a reply; the supervisor must keep serving
             result = {"id": request_id, "ok": False, "error": f"{type(error).__name__}: {error}"}
         self.reply(result)
