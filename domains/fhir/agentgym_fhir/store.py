@@ -109,6 +109,8 @@ class SearchResult:
             ignored), in words.
         ignored: The parameters a lenient search ignored (unknown names, unsupported modifiers, chains), as
             written; they are left out of ``next_params`` and of the Bundle's ``self`` link.
+        entry_texts: Only from ``search(..., decode=False)`` when the page could skip decoding: each entry's
+            stored JSON text, in order, and ``entries`` is then left empty. None otherwise.
     """
 
     resource_type: str
@@ -118,6 +120,7 @@ class SearchResult:
     next_params: dict[str, str | list[str]] | None = None
     warnings: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    entry_texts: list[str] | None = None
 
     @property
     def resources(self) -> list[dict[str, Any]]:
@@ -610,7 +613,7 @@ class _View:
         return total
 
     def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
-               strict: bool = True) -> SearchResult:
+               strict: bool = True, decode: bool = True) -> SearchResult:
         params = dict(params or {})
         plan = _plan(resource_type, params, strict)
         total = self._total(plan) if (plan.want_total or plan.summary_count) else None
@@ -618,7 +621,6 @@ class _View:
             return SearchResult(resource_type, [], total, warnings=plan.warnings, ignored=plan.ignored)
         rows = self._matches(plan, plan.count + 1, plan.offset)
         has_more = len(rows) > plan.count
-        entries = [json.loads(text) for text in rows[: plan.count]]
         next_params = None
         if has_more:
             next_params = {k: v for k, v in params.items() if k != "_offset" and k not in plan.ignored}
@@ -626,6 +628,11 @@ class _View:
                 next_params["_count"] = str(plan.count)  # the capped page size, so later pages do not warn
             next_params["_offset"] = str(plan.offset + plan.count)
         warnings = list(plan.warnings)
+        if not decode and not (plan.elements or plan.includes or plan.revincludes):
+            # The caller encodes the page itself from the stored texts (see `SearchResult.entry_texts`).
+            return SearchResult(resource_type, [], total, [], next_params, warnings, plan.ignored,
+                                entry_texts=rows[: plan.count])
+        entries = [json.loads(text) for text in rows[: plan.count]]
         included = self._included(plan, entries, warnings)
         if plan.elements:
             keep = {"resourceType", "id", "meta", *plan.elements}
@@ -1071,11 +1078,15 @@ class Episode:
             return self._view.read(resource_type, resource_id)
 
     def search(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
-               strict: bool = True) -> SearchResult:
-        """Like `FhirStore.search`, over the base store plus this episode's writes."""
+               strict: bool = True, decode: bool = True) -> SearchResult:
+        """Like `FhirStore.search`, over the base store plus this episode's writes.
+
+        ``decode=False`` lets a page without ``_elements`` / ``_include`` / ``_revinclude`` come back as the
+        stored JSON texts (`SearchResult.entry_texts`) instead of decoded entries.
+        """
         with self._lock:
             self._check_open()
-            return self._view.search(resource_type, params, strict=strict)
+            return self._view.search(resource_type, params, strict=strict, decode=decode)
 
     def search_all(self, resource_type: str, params: dict[str, str | list[str]] | None = None, *,
                    max_pages: int = 100) -> Iterator[dict[str, Any]]:

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from agentgym.tools import Tool, ToolError, submit, tool
 from agentgym_fhir import calculators, codes, units
 from agentgym_fhir.errors import FhirError
+from agentgym_fhir.store import Episode
 
 DEFAULT_PAGE = 20
 MAX_PAGE = 100
@@ -75,6 +76,28 @@ def compact(resource: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in resource.items() if key not in ("text", "meta")}
 
 
+# A page's JSON, built once: `json.dumps` with options builds a new encoder on every call.
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# Stored JSON text -> the compact JSON text of that resource, as `fhir_search` shows it. Keyed by the stored
+# text itself, so a new version (an episode's own write) is a new key: an entry can never be stale, and what
+# one episode wrote is only ever shown for that exact text. Oldest entries are dropped past the limit.
+_COMPACT_TEXTS: dict[str, str] = {}
+_COMPACT_TEXTS_LIMIT = 16384
+
+
+def _compact_text(stored: str) -> str:
+    text = _COMPACT_TEXTS.get(stored)
+    if text is None:
+        text = _dumps(compact(json.loads(stored)))
+        if len(_COMPACT_TEXTS) >= _COMPACT_TEXTS_LIMIT:
+            try:
+                del _COMPACT_TEXTS[next(iter(_COMPACT_TEXTS))]
+            except (StopIteration, KeyError, RuntimeError):  # another thread dropped it first
+                pass
+        _COMPACT_TEXTS[stored] = text
+    return text
+
+
 def _call(function: Any, *args: Any) -> Any:
     try:
         return function(*args)
@@ -128,7 +151,14 @@ def fhir_search(state: FhirState, resource_type: str, params: dict[str, Any] | N
             notes.append(f"_count={count} lowered to {MAX_PAGE}, the most one page shows; page on with _offset")
             count = MAX_PAGE
         query["_count"] = str(max(count, 0))
-    result = _call(state.backend.search, resource_type, query)
+    backend = state.backend
+    if isinstance(backend, Episode):
+        try:
+            result = backend.search(resource_type, query, decode=False)
+        except FhirError as error:
+            raise ToolError(error.message) from None
+    else:
+        result = _call(backend.search, resource_type, query)
     if resource_type not in _GLOBAL_TYPES and not any(key.split(":")[0] in _SCOPING_PARAMS for key in query):
         notes.append(f"this search spans every patient in the store ({result.total} matches); narrow it with "
                      "patient=<id> unless you mean to look across patients")
@@ -136,17 +166,21 @@ def fhir_search(state: FhirState, resource_type: str, params: dict[str, Any] | N
     if query.get("_summary") == "count":
         return json.dumps(page)
     offset = int(str(query.get("_offset", "0")) or 0) if str(query.get("_offset", "0")).isdigit() else 0
-    page["shown"] = len(result.entries)
+    texts = result.entry_texts
+    shown = len(texts) if texts is not None else len(result.entries)
+    page["shown"] = shown
     page["offset"] = offset
     if result.next_params is not None:
-        page["next"] = f"more results: call again with _offset={offset + len(result.entries)}"
+        page["next"] = f"more results: call again with _offset={offset + shown}"
     notes.extend(result.warnings)
     if notes:
         page["notes"] = notes
+    if texts is not None:  # the same bytes as encoding the decoded page, from cached pieces
+        return _dumps(page)[:-1] + ',"entry":[' + ",".join([_compact_text(text) for text in texts]) + "]}"
     page["entry"] = [compact(resource) for resource in result.entries]
     if result.included:
         page["included"] = [compact(resource) for resource in result.included]
-    return json.dumps(page, ensure_ascii=False, separators=(",", ":"))
+    return _dumps(page)
 
 
 @tool(output_limit=12000)
