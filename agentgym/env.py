@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.actions import CODE_TOOL, ActionParser, ParsedAction, ToolCall, parse_action
+from agentgym.diagnosis import CallRecord, TurnRecord, diagnose
 from agentgym.rewards import Score, check_weights, combine, verify
 from agentgym.spaces import UnicodeText
 from agentgym.tasks import Task, TaskSet
@@ -140,6 +141,8 @@ class ToolEnv(gym.Env[str, Any]):
         terminated = False
         submission: Any = None
         step_reward = 0.0
+        record = TurnRecord(format_error=parsed.error is not None)
+        self._turn_records.append(record)
         if parsed.error is not None:
             self._format_errors += 1
             observation = parsed.error + self._tool_hint()
@@ -148,11 +151,13 @@ class ToolEnv(gym.Env[str, Any]):
             rendered: list[str] = []
             for index, call in enumerate(parsed.calls):
                 outcome = self._dispatch(call)
+                tool = self.tools.get(call.name)
+                record.calls.append(CallRecord(call.name, call.arguments, outcome.error_kind,
+                                               tool is not None and tool.terminal))
                 tool_message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id or f"call_{index}",
                                                 "name": call.name, "content": outcome.text}
                 self._messages.append(tool_message)
                 rendered.append(outcome.text if len(parsed.calls) == 1 else f"[{call.name}] {outcome.text}")
-                tool = self.tools.get(call.name)
                 if outcome.ok and tool is not None and tool.terminal:
                     terminated, submission = True, outcome.value
                     break
@@ -163,10 +168,19 @@ class ToolEnv(gym.Env[str, Any]):
             self._breakdown = self._final_breakdown(score, submitted=terminated)
             step_reward = combine(score.value, self._breakdown, self.reward_weights, submitted=terminated)
             self._episode_open = False
-        info = self._info()
+            info = self._info()
+            info["diagnosis"] = diagnose(self._turn_records, submitted=terminated, score=score.value,
+                                         message=score.message, truncated=truncated,
+                                         extra=self.diagnose_extra(self._turn_records, score))
+        else:
+            info = self._info()
         if self.render_mode == "human":
             print(self.render())
         return observation, step_reward, terminated, truncated, info
+
+    def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
+        """Domain diagnosis labels for a finished episode (docs/diagnosis.md); none by default."""
+        return []
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -219,6 +233,7 @@ class ToolEnv(gym.Env[str, Any]):
         self._process: dict[str, list[float]] = {}
         self._breakdown = {}
         self._messages = []
+        self._turn_records: list[TurnRecord] = []
 
     def _dispatch(self, call: ToolCall) -> ToolOutcome:
         self._calls += 1

@@ -1,0 +1,166 @@
+"""Failure diagnosis: a label per turn and one per episode, computed by code from what the env saw.
+
+`ToolEnv` records, for each turn, whether the action parsed and, for each call, the tool name, its arguments
+and the call's error kind. At the end of an episode it calls `diagnose` and puts the result in
+`info["diagnosis"]`. The labels are deterministic functions of that record plus the verifier's score and
+message; they never carry gold data (no answer, no verifier message), only label names and counts.
+The taxonomy is documented in docs/diagnosis.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Turn labels, in priority order: a turn gets the first that applies.
+FORMAT_ERROR = "format_error"            # the action held no readable tool call
+UNKNOWN_TOOL = "unknown_tool"            # a call named a tool the env does not have
+BAD_ARGUMENTS = "bad_arguments"          # a call's arguments failed validation
+TOOL_ERROR = "tool_error"                # a call ran and failed (the tool raised)
+REPEATED_CALL = "repeated_call"          # every non-submit call repeated an earlier identical call
+OK = "ok"                                # at least one new call worked
+SUBMITTED = "submitted"                  # the turn's only effective call was the submit
+
+# Episode labels.
+SOLVED = "solved"                                          # submitted, the verifier's score is 1
+SUBMITTED_WITHOUT_EVIDENCE = "submitted_without_evidence"  # submit on turn 1 with no other tool call, wrong
+WRONG_TYPE = "wrong_type"                                  # submitted, the verifier could not read the answer
+WRONG_ANSWER = "wrong_answer"                              # submitted, read, but not the expected answer
+NO_PROGRESS = "no_progress"                                # truncated after a long run of turns doing nothing new
+TRUNCATED = "truncated"                                    # truncated while still making progress
+
+TURN_LABELS = (FORMAT_ERROR, UNKNOWN_TOOL, BAD_ARGUMENTS, TOOL_ERROR, REPEATED_CALL, OK, SUBMITTED)
+EPISODE_LABELS = (SOLVED, SUBMITTED_WITHOUT_EVIDENCE, WRONG_TYPE, WRONG_ANSWER, FORMAT_ERROR, UNKNOWN_TOOL,
+                  BAD_ARGUMENTS, TOOL_ERROR, REPEATED_CALL, NO_PROGRESS, TRUNCATED)
+FAILURE_TURN_LABELS = (FORMAT_ERROR, UNKNOWN_TOOL, BAD_ARGUMENTS, TOOL_ERROR, REPEATED_CALL)
+
+# What a verifier says when it could not read the submission at all (as opposed to reading a wrong value).
+_UNREADABLE = re.compile(
+    r"no single number|not a number|could ?not be read|cannot be read|can't be read|unreadable|could ?not parse|"
+    r"cannot parse|does not parse|empty answer|no answer|not a (?:valid )?(?:date|list|boolean|yes/no)|"
+    r"wrong type|ambiguous",
+    re.IGNORECASE,
+)
+
+_ERROR_KIND_LABEL = {"unknown_tool": UNKNOWN_TOOL, "arguments": BAD_ARGUMENTS, "tool_error": TOOL_ERROR,
+                     "exception": TOOL_ERROR}
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One tool call as the env saw it."""
+
+    name: str
+    arguments: Any
+    error_kind: str | None = None  # None when it worked; else ToolOutcome.error_kind
+    terminal: bool = False         # the call was to a terminal tool (`submit`)
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One turn: whether the action parsed, and its calls in order (those after a submit never ran)."""
+
+    format_error: bool = False
+    calls: list[CallRecord] = field(default_factory=list)
+
+
+def _call_key(call: CallRecord) -> tuple[str, str]:
+    try:
+        arguments = json.dumps(call.arguments, sort_keys=True, default=repr)
+    except (TypeError, ValueError):  # keys of mixed types, cycles: fall back to the repr
+        arguments = repr(call.arguments)
+    return call.name, arguments
+
+
+def unreadable_message(message: str) -> bool:
+    """Whether a verifier's message says the submission could not be read (wrong type, not a wrong value)."""
+    return bool(message) and _UNREADABLE.search(message) is not None
+
+
+def label_turns(turns: Sequence[TurnRecord]) -> list[str]:
+    """One label per turn (see TURN_LABELS for the priority order)."""
+    seen: set[tuple[str, str]] = set()
+    labels: list[str] = []
+    for turn in turns:
+        if turn.format_error or not turn.calls:
+            labels.append(FORMAT_ERROR)
+            continue
+        errors = [_ERROR_KIND_LABEL.get(call.error_kind, TOOL_ERROR) for call in turn.calls if call.error_kind]
+        new_work = False
+        submitted = False
+        for call in turn.calls:
+            if call.error_kind is not None:
+                continue
+            if call.terminal:
+                submitted = True
+                continue
+            key = _call_key(call)
+            if key not in seen:
+                new_work = True
+                seen.add(key)
+        if errors and not new_work:
+            labels.append(min(errors, key=TURN_LABELS.index))
+        elif new_work:
+            labels.append(OK)
+        elif submitted:
+            labels.append(SUBMITTED)
+        else:
+            labels.append(REPEATED_CALL)
+    return labels
+
+
+def diagnose(turns: Sequence[TurnRecord], *, submitted: bool, score: float, message: str = "",
+             truncated: bool = False, extra: Sequence[str] = ()) -> dict[str, Any]:
+    """The diagnosis of one finished episode.
+
+    Args:
+        turns: What each turn did, in order.
+        submitted: Whether a terminal tool (`submit`) was called successfully.
+        score: The verifier's score (0 when not submitted).
+        message: The verifier's message; read only to tell an unreadable answer from a wrong one.
+        truncated: Whether `max_turns` ended the episode.
+        extra: Domain labels (from `ToolEnv.diagnose_extra`), appended as given.
+
+    Returns:
+        `{"episode": label, "turns": [label per turn], "counts": {label: n}, "domain": [labels]}`.
+    """
+    turn_labels = label_turns(turns)
+    episode: str
+    if submitted:
+        did_work = any(not call.terminal for turn in turns for call in turn.calls)
+        if score >= 1.0:
+            episode = SOLVED
+        elif len(turns) == 1 and not did_work:
+            episode = SUBMITTED_WITHOUT_EVIDENCE
+        elif unreadable_message(message):
+            episode = WRONG_TYPE
+        else:
+            episode = WRONG_ANSWER
+    else:
+        episode = _unfinished_label(turn_labels)
+    counts = Counter(turn_labels)
+    return {
+        "episode": episode,
+        "turns": turn_labels,
+        "counts": {label: counts[label] for label in TURN_LABELS if counts[label]},
+        "domain": list(extra),
+        "truncated": bool(truncated),
+    }
+
+
+def _unfinished_label(turn_labels: Sequence[str]) -> str:
+    """The label of an episode that ended without a submit."""
+    if not turn_labels:
+        return TRUNCATED
+    if OK not in turn_labels:  # nothing ever worked: the dominant failure names the episode
+        counts = Counter(turn_labels)
+        return max(FAILURE_TURN_LABELS, key=lambda label: (counts[label], -FAILURE_TURN_LABELS.index(label)))
+    last_ok = len(turn_labels) - 1 - list(reversed(turn_labels)).index(OK)
+    stalled = len(turn_labels) - 1 - last_ok
+    if stalled >= 2 and stalled * 2 >= len(turn_labels):
+        return NO_PROGRESS
+    return TRUNCATED
