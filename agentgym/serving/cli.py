@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from agentgym.cli import parse_assignments
+
+if TYPE_CHECKING:
+    from agentgym.serving.server import ServeConfig
 
 TOKEN_VARIABLE = "AGENTGYM_SERVE_TOKEN"
 
@@ -31,8 +35,14 @@ def _missing_extra(error: ImportError) -> click.ClickException:
 @click.option("--token", default=None, help=f"Require 'Authorization: Bearer TOKEN' (default: ${TOKEN_VARIABLE}).")
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
+              help="Deploy on Ray Serve: alone, a local Ray cluster; with ADDRESS ('auto', 'ray://HEAD:10001'), "
+                   "that cluster. WebSocket sessions stay on their replica; see docs/serving.md.")
+@click.option("--replicas", default=1, show_default=True, type=click.IntRange(1),
+              help="Ray Serve replicas (with --ray); --max-sessions holds per replica.")
 def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sessions: int,
-                  idle_timeout: float, token: str | None, log_level: str) -> None:
+                  idle_timeout: float, token: str | None, log_level: str, ray_address: str | None,
+                  replicas: int) -> None:
     """Serve ENV_ID over OpenEnv's protocol: WebSocket /ws (one env per connection), HTTP /reset /state
     /health /schema /metadata, MCP JSON-RPC at /mcp.
 
@@ -40,6 +50,7 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
     Examples:
       agentgym serve SQL-v0 --port 8000
       agentgym serve FHIR-v0 --env-arg split=test --max-sessions 256 --token "$SECRET"
+      agentgym serve SQL-v0 --ray --replicas 4
     Then, in Python: gym.make("SQL-v0", remote="ws://127.0.0.1:8000")
     """
     try:
@@ -56,6 +67,12 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
     except ValueError as error:
         raise click.ClickException(str(error)) from None
 
+    if replicas > 1 and ray_address is None:
+        raise click.ClickException("--replicas needs --ray (one process serves one replica)")
+    if ray_address is not None:
+        _serve_on_ray(config, ray_address, host=host, port=port, replicas=replicas)
+        return
+
     def ready(url: str) -> None:
         click.echo(f"serving {env_id} at {url} (health: {url.replace('ws://', 'http://')}/health); "
                    f"{'token required' if token else 'no token'}; Ctrl-C stops", err=True)
@@ -67,6 +84,23 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
         raise click.ClickException(str(error.args[0])) from None
     except (ValueError, TypeError, FileNotFoundError) as error:
         raise click.ClickException(f"could not make {env_id}: {error}") from None
+
+
+def _serve_on_ray(config: ServeConfig, ray_address: str, *, host: str, port: int, replicas: int) -> None:
+    try:
+        from ray import serve  # noqa: F401  (Ray Serve's own dependencies, grpc among them)
+
+        from agentgym.serving import ray_serve
+    except ImportError as error:
+        raise click.ClickException(f"--ray needs Ray Serve ({error.name or error} is missing): "
+                                   "pip install 'ray[serve]'") from None
+    address = None if ray_address == "local" else ray_address
+    click.echo(f"deploying {config.env_id} on Ray Serve ({address or 'local cluster'}, {replicas} replica(s)) "
+               f"at ws://{host}:{port}; Ctrl-C stops", err=True)
+    try:
+        ray_serve.run(config, address=address, host=host, port=port, replicas=replicas)
+    except ConnectionError as error:
+        raise click.ClickException(f"could not reach the Ray cluster at {address}: {error}") from None
 
 
 @click.command("mcp")
