@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import ExitStack
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import gymnasium as gym
@@ -18,14 +18,14 @@ for _module in ("openenv", "uvicorn", "websockets"):
     pytest.importorskip(_module, reason=SERVE_EXTRA)
 pytest.importorskip("ray.serve", reason="Ray Serve is not installed (pip install 'ray[serve]')",
                     exc_type=ImportError)
-import ray  # noqa: E402
-from ray import serve  # noqa: E402
-from websockets.exceptions import ConnectionClosed  # noqa: E402
-from websockets.sync.client import connect  # noqa: E402
+import ray
+from ray import serve
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
-import agentgym  # noqa: E402,F401
-from agentgym.serving import ray_serve  # noqa: E402
-from agentgym.serving.server import ServeConfig  # noqa: E402
+import agentgym  # noqa: F401
+from agentgym.serving import ray_serve
+from agentgym.serving.server import ServeConfig
 
 SEED = 5
 
