@@ -55,6 +55,8 @@ def _replica_actors() -> list[str]:
 
 @pytest.fixture(scope="module")
 def ray_url() -> Iterator[str]:
+    if ray.is_initialized():  # another test module's Ray (tests/eval/test_ray.py) may still be up
+        ray.shutdown()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray_serve.run(ServeConfig(env_id="SQL-v0", max_sessions=8, idle_timeout=120), port=free_port(),
@@ -72,6 +74,7 @@ def _alive(connection: Any) -> bool:
     return answer.get("type") == "state"
 
 
+@pytest.mark.slow  # a local Ray cluster with Serve: about a minute, and it shares the process's Ray with other tests
 def test_a_killed_replica_leaves_the_other_replicas_sessions_playing_and_is_replaced(ray_url: str) -> None:
     solution = _solution(SEED)
     assert _replicas_running() == 2
