@@ -174,7 +174,7 @@ def test_info_handed_out_earlier_keeps_its_step() -> None:
     assert third["task_id"] == first["task_id"] and third["reward_breakdown"]["answer"] == 0.0
     assert len(second["messages"]) == 5  # the earlier info did not grow with the episode
     assert list(third) == ["task_id", "family", "split", "difficulty", "turn", "tools", "messages",
-                           "reward_breakdown"]
+                           "reward_breakdown", "diagnosis"]  # a finished episode carries its diagnosis
     _, fourth = env.reset(options={"task_id": "t2"})
     assert fourth["task_id"] == "t2" and fourth["reward_breakdown"] == {} and fourth["turn"] == 0
 
