@@ -184,8 +184,11 @@ class RemoteEnv(gym.Env[str, Any]):
         elif "tools" in info:
             self._tools = info["tools"]
             self.tool_schemas = list(info["tools"])
-        # Keep the key order of the env's own info (dict equality ignores it; printing and JSON do not).
-        order = self._order if set(self._order) == set(info) else list(info)
+        # Keep the key order of the env's own info (dict equality ignores it; printing and JSON do not): the
+        # server sends it; an older server does not, and then the first info's order is kept where it fits.
+        order = delta.get("order")
+        if not (isinstance(order, list) and set(order) == set(info)):
+            order = self._order if set(self._order) == set(info) else list(info)
         self._order = order
         return {key: info[key] for key in order}
 

@@ -211,6 +211,7 @@ class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[mi
             del wire["tools"]
             delta["tools_unchanged"] = True
         self._held_tools = tools
+        delta["order"] = list(info)  # the env's own key order, which the client restores
         wire[COMPACT_KEY] = delta
         return wire
 
