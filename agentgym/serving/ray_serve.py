@@ -83,5 +83,5 @@ def run(config: ServeConfig, *, address: str | None = None, host: str = "127.0.0
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
-            serve.shutdown()
+            serve.shutdown()  # type: ignore[no-untyped-call]
     return url

@@ -1,5 +1,5 @@
 # A served agentgym env: `agentgym serve ENV` on port 8000 (optionally `--ray --replicas N`).
-# Build from the repository root:  docker build -f docker/serve.Dockerfile -t agentgym-serve .
+# Build from the repository root:  docker build -f deploy/serve.Dockerfile -t agentgym-serve .
 # NOT built in this repository's CI: it needs a Python package registry, which the build machines lack.
 FROM python:3.11-slim
 
