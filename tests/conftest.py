@@ -30,6 +30,37 @@ _WANTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
 )
 
 
+# Skip reasons that mean "something make install / make services provides is missing". CI installs all of it,
+# so there such a skip hides a broken install: it fails instead. (Missing public samples still skip: a CI clone
+# has none beside it.)
+_INSTALLABLE = ("could not import", "is not installed", "pip install", "apt-get install", "make install")
+
+
+def _reason(report: Any) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr)
+
+
+def _fail_installable_skip_under_ci(report: Any) -> None:
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        reason = _reason(report)
+        if any(words in reason.lower() for words in _INSTALLABLE) and "sample" not in reason.lower():
+            report.outcome = "failed"
+            report.longrepr = f"CI installs every dependency, but this test skipped: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    outcome = yield
+    _fail_installable_skip_under_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    outcome = yield
+    _fail_installable_skip_under_ci(outcome.get_result())
+
+
 def _category(reason: str) -> tuple[str, str]:
     lowered = reason.lower()
     for words, wanted, command in _WANTS:
@@ -47,9 +78,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     skipped = reports.get("skipped", [])
     groups: Counter[tuple[str, str]] = Counter()
     for report in skipped:
-        longrepr = report.longrepr
-        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
-        groups[_category(str(reason))] += 1
+        groups[_category(_reason(report))] += 1
     write = terminalreporter.write_line
     terminalreporter.section("agentgym test summary", sep="=")
     write(f"ran: {passed} passed, {failed} failed, {len(skipped)} skipped")

@@ -339,6 +339,7 @@ def test_trl_internals_are_those_the_trainers_override(monkeypatch: pytest.Monke
     check_trl_internals()  # the installed TRL is the pinned one, with the internals in place
     pinned = (Path(__file__).parents[2] / "baselines" / "pyproject.toml").read_text()
     assert f'"trl=={TRL_VERSION}"' in pinned
+    # A TRL whose internals moved cannot be installed here (no network, and the pin is exact): fake one.
     monkeypatch.setattr(trl, "__version__", "9.0.0")
     monkeypatch.delattr(trl.GRPOTrainer, "_tool_call_loop")
     with pytest.raises(RuntimeError, match=r"trl 9.0.0 is installed.*_tool_call_loop is gone.*pip install trl=="):

@@ -88,8 +88,9 @@ def test_an_unknown_task_id_is_one_clear_line() -> None:
 
 
 def test_line_editing_is_turned_on_at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("readline")
+    pytest.importorskip("readline", reason="this Python was built without readline")
 
+    # pytest's stdin is not a terminal, and a real one cannot be opened here: a stand-in that says it is.
     class Terminal:
         def isatty(self) -> bool:
             return True

@@ -10,9 +10,10 @@ from click.testing import CliRunner
 
 from agentgym.cli import main
 
-datasets = pytest.importorskip("datasets")
-pytest.importorskip("trl")
-tiny = pytest.importorskip("agentgym_baselines.tiny")
+_NEEDS = "the export's SFT check needs the hf extra and agentgym-baselines (make install installs both)"
+datasets = pytest.importorskip("datasets", reason=_NEEDS)
+pytest.importorskip("trl", reason=_NEEDS)
+tiny = pytest.importorskip("agentgym_baselines.tiny", reason=_NEEDS)
 
 
 def _export(tmp_path: Path) -> object:

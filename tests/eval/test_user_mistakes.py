@@ -60,7 +60,7 @@ def test_a_misspelt_env_is_named_with_the_close_one(tmp_path: Path) -> None:
 
 
 def test_train_with_a_misspelt_env_fails_before_loading_a_model(tmp_path: Path) -> None:
-    pytest.importorskip("agentgym_baselines")
+    pytest.importorskip("agentgym_baselines", reason="agentgym-baselines is not installed (make install installs it)")
     result = _run("train", "grpo", "--env", "SQL-v1", "--model", "none", "--output", str(tmp_path / "o"))
     _one_clear_line(result, "unknown environment 'SQL-v1'", "did you mean 'SQL-v0'", exit_code=1)
 

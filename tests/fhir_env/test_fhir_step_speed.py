@@ -122,6 +122,7 @@ def test_own_writes_show_identically_and_never_leak(env, small_tasks: list[Task]
 
 
 def test_cache_is_bounded(env, small_tasks: list[Task], monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # An empty cache with a limit of 5, so that a handful of searches crosses it.
     monkeypatch.setattr(tools, "_COMPACT_TEXTS", {})
     monkeypatch.setattr(tools, "_COMPACT_TEXTS_LIMIT", 5)
     task = next(t for t in small_tasks if t.family == "lab_value")

@@ -79,6 +79,7 @@ def test_a_setting_made_by_a_query_does_not_outlive_it(env: gym.Env, monkeypatch
 def test_session_locks_are_released_at_reset(env: gym.Env, postgres_server: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     tasks = retail_tasks(env)
+    # The refusal of advisory locks switched off, to test the layer under it on the real server.
     monkeypatch.setattr(engines, "check_postgres_query", lambda text: None)
     env.reset(options={"task_id": tasks[0]})
     run_sql(env, "SELECT pg_advisory_lock(4242)")
