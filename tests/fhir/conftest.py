@@ -3,12 +3,16 @@ whose every value is known, so search results can be checked exactly."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from agentgym_fhir.data.generate import generate_store
 from agentgym_fhir.store import FhirStore
+
+if TYPE_CHECKING:
+    from agentgym_fhir.server import FhirHTTPServer
 
 SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "samples" / "synthea"
 META = {"versionId": "1", "lastUpdated": "2024-01-01T00:00:00Z"}
@@ -73,3 +77,15 @@ def known(tmp_path: Path) -> FhirStore:
         for resource in KNOWN:
             writer.put(resource)
     return store
+
+
+@pytest.fixture()
+def server(known: FhirStore) -> Iterator[FhirHTTPServer]:
+    """A real FHIR REST server over `known`, on a free loopback port, serving in a background thread."""
+    from agentgym_fhir.server import make_server
+
+    http = make_server(known, "127.0.0.1", 0)
+    http.start_background()
+    yield http
+    http.shutdown()
+    http.server_close()

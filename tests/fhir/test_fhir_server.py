@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,6 @@ from agentgym_fhir.client import FhirClient
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.server import FhirHTTPServer, make_server
 from agentgym_fhir.store import FhirStore
-
-
-@pytest.fixture()
-def server(known: FhirStore) -> Iterator[FhirHTTPServer]:
-    http = make_server(known, "127.0.0.1", 0)
-    http.start_background()
-    yield http
-    http.shutdown()
-    http.server_close()
-
 
 STRICT = {"Prefer": "handling=strict"}
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agentgym_fhir.server import FhirHTTPServer, make_server
+from agentgym_fhir.server import FhirHTTPServer
 from agentgym_fhir.store import FhirStore
 
 
@@ -70,15 +70,6 @@ def _parse(resource: dict[str, Any], where: str) -> None:
         model.model_validate(resource)
     except Exception as error:  # noqa: BLE001 (pydantic's ValidationError; the message names the element)
         pytest.fail(f"{where}: the {resource['resourceType']} does not parse as FHIR R4: {error}")
-
-
-@pytest.fixture()
-def server(known: FhirStore) -> Iterator[FhirHTTPServer]:
-    http = make_server(known, "127.0.0.1", 0)
-    http.start_background()
-    yield http
-    http.shutdown()
-    http.server_close()
 
 
 @pytest.fixture()
