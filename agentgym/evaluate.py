@@ -11,14 +11,15 @@ A run directory holds:
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import click
 import numpy as np
@@ -283,6 +284,48 @@ class _Progress:
             self.bar.stop()
 
 
+@contextmanager
+def weak_isolation_allowed(enabled: bool) -> Iterator[None]:
+    """Within the block, when `enabled`, set AGENTGYM_ALLOW_WEAK_ISOLATION=1 (read by `agentgym.sandbox` and
+    inherited by worker processes started inside it); restore the previous value after."""
+    if not enabled:
+        yield
+        return
+    previous = os.environ.get(WEAK_ISOLATION_ENV)
+    os.environ[WEAK_ISOLATION_ENV] = "1"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(WEAK_ISOLATION_ENV, None)
+        else:
+            os.environ[WEAK_ISOLATION_ENV] = previous
+
+
+_Evaluate = TypeVar("_Evaluate", bound=Callable[..., dict[str, Any]])
+
+
+def _isolation_for_the_run(function: _Evaluate) -> _Evaluate:
+    """Wrap `evaluate` so that it runs with AGENTGYM_ALLOW_WEAK_ISOLATION set when the run allows weak isolation:
+    asked for, or a privileged agent (the oracle replays trusted gold solutions), or already set."""
+
+    @functools.wraps(function)
+    def run(env_ids: Sequence[str], agent: str, out: Path, **settings: Any) -> dict[str, Any]:
+        from agentgym.agents.base import agent_is_privileged
+
+        try:
+            weak = (bool(settings.get("allow_weak_isolation")) or agent_is_privileged(agent)
+                    or os.environ.get(WEAK_ISOLATION_ENV) == "1")
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--agent") from None
+        settings["allow_weak_isolation"] = weak
+        with weak_isolation_allowed(weak):
+            return function(env_ids, agent, out, **settings)
+
+    return cast(_Evaluate, run)
+
+
+@_isolation_for_the_run
 def evaluate(
     env_ids: Sequence[str],
     agent: str,
@@ -321,70 +364,10 @@ def evaluate(
     Raises `click.ClickException` for bad settings and `KeyboardInterrupt` when interrupted (finished
     episodes are kept). See `agentgym eval --help` for the meaning of each argument.
     """
-    from agentgym.agents.base import agent_is_privileged
-
-    try:
-        weak = allow_weak_isolation or agent_is_privileged(agent) or os.environ.get(WEAK_ISOLATION_ENV) == "1"
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--agent") from None
     for value, name, least in ((n, "--n", 0), (per_family, "--per-family", 0), (workers, "--workers", 1)):
         if value < least:
             meaning = "; 0 means every task" if least == 0 else ""
             raise click.BadParameter(f"{name} must be at least {least}, got {value}{meaning}", param_hint=name)
-    with weak_isolation_allowed(weak):
-        return _run_evaluation(
-            env_ids, agent, out, n=n, per_family=per_family, split=split, k=k, samples=samples, max_turns=max_turns, workers=workers, backend=backend,
-            ray_address=ray_address, tasks=tasks, env_args=env_args, agent_options=agent_options,
-            secret_options=secret_options, seed=seed, max_repeats=max_repeats, success_threshold=success_threshold,
-            bootstrap=bootstrap, progress=progress, plots=plots, allow_weak_isolation=weak,
-        )
-
-
-@contextmanager
-def weak_isolation_allowed(enabled: bool) -> Iterator[None]:
-    """Within the block, when `enabled`, set AGENTGYM_ALLOW_WEAK_ISOLATION=1 (read by `agentgym.sandbox` and
-    inherited by worker processes started inside it); restore the previous value after."""
-    if not enabled:
-        yield
-        return
-    previous = os.environ.get(WEAK_ISOLATION_ENV)
-    os.environ[WEAK_ISOLATION_ENV] = "1"
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(WEAK_ISOLATION_ENV, None)
-        else:
-            os.environ[WEAK_ISOLATION_ENV] = previous
-
-
-def _run_evaluation(
-    env_ids: Sequence[str],
-    agent: str,
-    out: Path,
-    *,
-    n: int = 0,
-    per_family: int = 0,
-    split: str | None = None,
-    k: int = 1,
-    samples: int | None = None,
-    max_turns: int | None = None,
-    workers: int = 1,
-    backend: str = "auto",
-    ray_address: str | None = None,
-    tasks: str | None = None,
-    env_args: dict[str, Any] | None = None,
-    agent_options: dict[str, Any] | None = None,
-    secret_options: dict[str, Any] | None = None,
-    seed: int = 0,
-    max_repeats: int = 0,
-    success_threshold: float = 1.0,
-    bootstrap: int = 1000,
-    progress: bool = True,
-    plots: bool = True,
-    allow_weak_isolation: bool,
-) -> dict[str, Any]:
-    """The body of `evaluate`, run with the weak-isolation setting already in the environment."""
     import agentgym  # noqa: F401  (registers every plugin's envs)
     from agentgym.cli import known_env
     from agentgym.metrics import record_success, summarize
