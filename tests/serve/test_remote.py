@@ -108,7 +108,7 @@ def test_remote_cli_trajectory_is_the_local_one_and_health_shows_the_pool() -> N
         remote = gym.make("CLI-v0", remote=url)
         assert _run(remote, 1, actions) == expected
         pools = httpx.get(url + "/health").json()["sandbox"]["pools"]
-        assert pools and pools[0]["backend"] == "local"
+        assert any(pool["backend"] == "local" for pool in pools), pools  # other tests may have left pools
         remote.close()
     local.close()
 
