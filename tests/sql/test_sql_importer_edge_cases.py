@@ -145,3 +145,18 @@ def test_ordering_of_reads_only_the_outermost_order_by(gold: str, expected: Any)
     ordering = ordering_of(gold)
     got = None if ordering is None else (ordering.order_key, ordering.order_sql, ordering.limited)
     assert got == expected
+
+
+def test_spider_test_release_layout_finds_its_databases_in_test_database(tmp_path: Path) -> None:
+    """Spider's test release ships test.json beside test_database/<db>/<db>.sqlite (no database/ folder)."""
+    root = make_spider(tmp_path / "spider", [{"db_id": "league", "question": "How many players are there?",
+                                             "query": "SELECT COUNT(*) FROM player"}])
+    (root / "database").rename(root / "test_database")
+    (root / "train.json").rename(root / "test.json")
+    out = tmp_path / "spider.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "spider", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    tasks = load_tasks(out)
+    assert [(task.split, task.answer) for task in tasks] == [("test", [[5]])]
+    assert "test_database" in tasks[0].metadata["database_path"]
+    assert oracle_rewards(out) == {1.0}

@@ -34,7 +34,7 @@ from .tasks import prompt_for
 from .verify import ANSWER_FORMAT, consistent_with_order, normalize_rows
 
 MAX_STORED_ROWS = 1000  # larger gold results are recomputed at verification instead of stored
-DATABASE_FOLDERS = ("database", "dev_databases", "train_databases", "databases", "test_databases")
+DATABASE_FOLDERS = ("database", "dev_databases", "train_databases", "databases", "test_database", "test_databases")
 BIRD_LEVELS = ("simple", "moderate", "challenging")
 
 
