@@ -153,7 +153,7 @@ class ToolEnv(gym.Env[str, Any]):
                 outcome = self._dispatch(call)
                 tool = self.tools.get(call.name)
                 record.calls.append(CallRecord(call.name, call.arguments, outcome.error_kind,
-                                               tool is not None and tool.terminal))
+                                               tool is not None and tool.terminal, outcome.text))
                 tool_message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id or f"call_{index}",
                                                 "name": call.name, "content": outcome.text}
                 self._messages.append(tool_message)
@@ -169,8 +169,10 @@ class ToolEnv(gym.Env[str, Any]):
             step_reward = combine(score.value, self._breakdown, self.reward_weights, submitted=terminated)
             self._episode_open = False
             info = self._info()
+            answer_tools = {step.get("name") for step in self.task.solution} & {
+                name for name, item in self.tools.items() if item.terminal}
             info["diagnosis"] = diagnose(self._turn_records, submitted=terminated, score=score.value,
-                                         message=score.message, truncated=truncated,
+                                         message=score.message, truncated=truncated, answer_tools=answer_tools,
                                          extra=self.diagnose_extra(self._turn_records, score))
         else:
             info = self._info()
@@ -179,7 +181,8 @@ class ToolEnv(gym.Env[str, Any]):
         return observation, step_reward, terminated, truncated, info
 
     def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
-        """Domain diagnosis labels for a finished episode (docs/diagnosis.md); none by default."""
+        """Domain diagnosis labels for a finished episode (docs/diagnosis.md); none by default. Called before
+        `end_episode`, so `self.task` and `self.state` are still the episode's."""
         return []
 
     def render(self) -> str | None:

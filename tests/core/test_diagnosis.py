@@ -138,3 +138,34 @@ def test_diagnose_directly_and_domain_labels() -> None:
     assert diagnosis["turns"] == ["tool_error", "submitted"]
     assert diagnosis["domain"] == ["query_does_not_parse"]
     assert diagnose([], submitted=False, score=0.0)["episode"] == "truncated"
+
+
+def test_wrong_tool_for_the_question() -> None:
+    """A task whose reference solution ends with `submit` answered with another terminal tool the env offers."""
+    from zoo import count_animals, zoo_tasks
+
+    from agentgym import ToolEnv, tool
+    from agentgym.tools import submit
+
+    @tool(terminal=True)
+    def report_incident(summary: str) -> str:
+        """File an incident report and end the shift.
+
+        Args:
+            summary: What happened.
+        """
+        return summary
+
+    env = ToolEnv(zoo_tasks(), [count_animals, report_incident, submit])
+    env.reset(options={"task_id": "zoo-0"})
+    env.step(call("count_animals", kind="lion"))
+    *_, terminated, _, info = env.step(call("report_incident", summary="the lions are fine"))
+    assert terminated and info["reward_breakdown"]["answer"] == 0.0
+    assert info["diagnosis"]["turns"] == ["ok", "wrong_tool"]
+    assert info["diagnosis"]["episode"] == "wrong_tool"
+    # The tool the task takes is not wrong, whatever the answer.
+    env.reset(options={"task_id": "zoo-0"})
+    env.step(call("count_animals", kind="lion"))
+    *_, info = env.step(call("submit", answer=4))
+    assert info["diagnosis"]["turns"] == ["ok", "submitted"] and info["diagnosis"]["episode"] == "wrong_answer"
+    env.close()
