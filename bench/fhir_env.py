@@ -1,6 +1,8 @@
 """FHIR-v0 overheads on the default population: `reset` (including the episode's copy-on-write view of the
-store), a `fhir_search` step against the store's own search for the same query, and oracle episodes per
-second. Prints one JSON object.
+store), a `fhir_search` step against the store's own search for the same query, a small fast call (a
+`fhir_read` of the task's Patient) against the store's own read, and oracle episodes per second. Prints one JSON
+object. The read's ratio has no target: the step renders the resource as the observation's JSON text, which the
+store's read does not, so its absolute overhead (microseconds) is reported beside the ratio.
 
 Run: python bench/fhir_env.py [--patients 400] [--episodes 300]
 """
@@ -70,6 +72,23 @@ def main() -> None:
                 env.step(action)
                 steps.append(time.perf_counter() - start)
 
+    # a small fast call: the task's Patient by id, through the env's tool and straight from the store
+    reads, direct_reads = [], []
+    for position in range(args.repeats):
+        task = lab_tasks[position % len(lab_tasks)]
+        env.reset(options={"task_id": task.id})
+        episode = env.unwrapped.state.backend
+        patient = task.metadata["patient_id"]
+        action = {"name": "fhir_read", "arguments": {"resource_type": "Patient", "resource_id": patient}}
+        for order in ((0, 1) if position % 2 else (1, 0)):
+            start = time.perf_counter()
+            if order == 0:
+                episode.read("Patient", patient)
+                direct_reads.append(time.perf_counter() - start)
+            else:
+                env.step(action)
+                reads.append(time.perf_counter() - start)
+
     # oracle episodes per second over a random sample of every family
     oracle = OracleAgent()
     solved = 0
@@ -96,6 +115,10 @@ def main() -> None:
         "reset_median_ms": round(reset_ms, 3), "reset_target_ms": 20, "reset_ok": reset_ms <= 20,
         "fhir_search_step_median_ms": round(step_ms, 3), "store_search_median_ms": round(store_ms, 3),
         "search_ratio": round(ratio, 3), "search_ratio_target": 1.5, "search_ok": ratio <= 1.5,
+        "fhir_read_step_median_ms": round(median_ms(reads), 4),
+        "store_read_median_ms": round(median_ms(direct_reads), 4),
+        "read_ratio": round(median_ms(reads) / median_ms(direct_reads), 2),
+        "read_overhead_us": round((median_ms(reads) - median_ms(direct_reads)) * 1000, 1),
         "oracle_episodes_per_s": round(len(sample) / elapsed, 1), "oracle_solved": f"{solved}/{len(sample)}",
         "oracle_failed_families": sorted(set(failed)),
     }
