@@ -17,6 +17,7 @@ import gymnasium as gym
 
 from agentgym.actions import CODE_TOOL, ActionParser, ParsedAction, ToolCall, parse_action
 from agentgym.diagnosis import CallRecord, TurnRecord, diagnose
+from agentgym.feedback import AgentView, Feedback, FeedbackStats, Hint, check_mode, no_feedback_state
 from agentgym.rewards import Score, check_weights, combine, verify
 from agentgym.spaces import UnicodeText
 from agentgym.tasks import Task, TaskSet
@@ -47,6 +48,10 @@ class ToolEnv(gym.Env[str, Any]):
         output_limit: Most characters of one tool result the agent sees.
         parser: Replaces `agentgym.actions.parse_action`.
         render_mode: "ansi" (returns the transcript) or "human" (prints it).
+        feedback: "none" (default: observations as they are), "hints" (recovery hints appended to error
+            observations) or "adaptive" (the amount of hints per family follows its finished episodes); see
+            docs/feedback.md. Hints never carry gold data.
+        feedback_stats: A `FeedbackStats` shared between envs (feedback="adaptive" only); default: the env's own.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"]}  # noqa: RUF012 (Gymnasium's convention)
@@ -65,6 +70,8 @@ class ToolEnv(gym.Env[str, Any]):
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         parser: ActionParser | None = None,
         render_mode: str | None = None,
+        feedback: str = "none",
+        feedback_stats: FeedbackStats | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -85,6 +92,10 @@ class ToolEnv(gym.Env[str, Any]):
         self.output_limit = output_limit
         self.parser = parser or parse_action
         self.render_mode = render_mode
+        self.feedback = check_mode(feedback)
+        if feedback_stats is not None and feedback != "adaptive":
+            raise ValueError("feedback_stats is read only with feedback='adaptive'; drop it or set feedback='adaptive'")
+        self._feedback = Feedback(feedback, feedback_stats) if feedback != "none" else None
         self.system_prompt = (system_prompt or DEFAULT_SYSTEM_PROMPT) + (CODE_SYSTEM_SUFFIX if code else "")
         self.tool_schemas: list[dict[str, Any]] = [item.schema for item in self.tools.values()]
         self.observation_space = UnicodeText()
@@ -126,6 +137,8 @@ class ToolEnv(gym.Env[str, Any]):
         self._reset_counters()
         self.state = self.begin_episode(self.task)
         self._episode_open = True
+        if self._feedback is not None:
+            self._feedback.begin(self.task.family)
         self._messages = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": self.task.prompt},
@@ -154,14 +167,17 @@ class ToolEnv(gym.Env[str, Any]):
                 tool = self.tools.get(call.name)
                 record.calls.append(CallRecord(call.name, call.arguments, outcome.error_kind,
                                                tool is not None and tool.terminal, outcome.text))
+                text = outcome.text if self._feedback is None else self._feedback_text(call, outcome)
                 tool_message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id or f"call_{index}",
-                                                "name": call.name, "content": outcome.text}
+                                                "name": call.name, "content": text}
                 self._messages.append(tool_message)
-                rendered.append(outcome.text if len(parsed.calls) == 1 else f"[{call.name}] {outcome.text}")
+                rendered.append(text if len(parsed.calls) == 1 else f"[{call.name}] {text}")
                 if outcome.ok and tool is not None and tool.terminal:
                     terminated, submission = True, outcome.value
                     break
             observation = "\n\n".join(rendered)
+        if self._feedback is not None:
+            observation = self._feedback_nudge(observation)
         truncated = not terminated and self._turn >= self.max_turns
         if terminated or truncated:
             score = self.verify(self.task, submission, self.state) if terminated else Score(0.0, message="truncated")
@@ -174,6 +190,8 @@ class ToolEnv(gym.Env[str, Any]):
             info["diagnosis"] = diagnose(self._turn_records, submitted=terminated, score=score.value,
                                          message=score.message, truncated=truncated, answer_tools=answer_tools,
                                          extra=self.diagnose_extra(self._turn_records, score))
+            if self._feedback is not None:
+                self._feedback.finish(info["diagnosis"])
         else:
             info = self._info()
         if self.render_mode == "human":
@@ -184,6 +202,15 @@ class ToolEnv(gym.Env[str, Any]):
         """Domain diagnosis labels for a finished episode (docs/diagnosis.md); none by default. Called before
         `end_episode`, so `self.task` and `self.state` are still the episode's."""
         return []
+
+    def feedback_hints(self, call: ToolCall, outcome: ToolOutcome, view: AgentView) -> list[Hint]:
+        """Domain hints for a failed call (docs/feedback.md); none by default. Read only what `view` holds that
+        the agent could see or learn with its tools (a schema, the prompt), never the task or its gold."""
+        return []
+
+    def feedback_state(self) -> dict[str, Any]:
+        """The feedback mode, the current episode's level, and (adaptive) the per-family statistics."""
+        return self._feedback.snapshot() if self._feedback is not None else no_feedback_state()
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -285,6 +312,18 @@ class ToolEnv(gym.Env[str, Any]):
         if parsed.calls:
             message["tool_calls"] = [call.to_openai(index) for index, call in enumerate(parsed.calls)]
         self._messages.append(message)
+
+    def _feedback_text(self, call: ToolCall, outcome: ToolOutcome) -> str:
+        assert self._feedback is not None and self.task is not None
+        view = AgentView(prompt=self.task.prompt, tools=self.tools, state=self.state)
+        return self._feedback.annotate(call, outcome, view, self.feedback_hints)
+
+    def _feedback_nudge(self, observation: str) -> str:
+        assert self._feedback is not None
+        nudge = self._feedback.end_turn(self._turn_records)
+        if nudge:
+            self._messages[-1] = {**self._messages[-1], "content": self._messages[-1]["content"] + nudge}
+        return observation + nudge
 
     def _tool_hint(self) -> str:
         return " Available tools: " + ", ".join(self.tools) + "."
