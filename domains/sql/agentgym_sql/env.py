@@ -24,11 +24,14 @@ from sqlglot import exp
 import agentgym
 from agentgym import Task, TaskSet, ToolEnv
 from agentgym.actions import ToolCall
+from agentgym.diagnosis import TurnRecord
+from agentgym.rewards import Score
 from agentgym.tools import ToolOutcome
 
 from . import verify as _verify  # noqa: F401  (registers the sql_execution verifier)
 from .data import DATABASES, ensure_duckdb, ensure_sqlite, load_postgres
 from .data.build import READER_ROLE
+from .diagnosis import sql_labels
 from .data.engines import (
     DEFAULT_TIMEOUT_S,
     MAX_QUERY_CHARS,
@@ -191,6 +194,11 @@ class SqlEnv(ToolEnv):
             load_postgres(spec, self.postgres_dsn, db_seed, schema=schema)
             _loaded_postgres.add(loaded)
         return PostgresEngine(_reader_dsn(self.postgres_dsn), schema, self.timeout_s)
+
+    def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
+        """SQL-v0's diagnosis labels (`agentgym_sql.diagnosis`, docs/diagnosis.md)."""
+        assert self.task is not None
+        return sql_labels(self.task, self.state, turns, score)
 
     # ------------------------------------------------------------------ per-turn process signals
     def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
