@@ -44,8 +44,11 @@ import gymnasium as gym
 import pydantic
 
 from agentgym.actions import CODE_TOOL
+from agentgym.diagnosis import CallRecord, TurnRecord, label_turns
 from agentgym.env import CODE_SYSTEM_SUFFIX, ToolEnv
 from agentgym.tools import Tool
+
+from agentgym_baselines.credit import Invocation
 
 
 class ToolCallFailed(Exception):
@@ -241,20 +244,29 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
     _codeact: ClassVar[bool] = False
     _code_options: ClassVar[dict[str, Any]] = {}
     _signatures: ClassVar[dict[str, FlatSignature]] = {}
+    _remote: ClassVar[str | None] = None        # an `agentgym serve` URL: the episodes run there
+    _remote_token: ClassVar[str | None] = None
+    _catalog: ClassVar[Any] = None              # the local TaskSet (remote only: the env itself is not here)
+    _output_limit: ClassVar[int] = 8000
 
     def __init__(self) -> None:
         if not self._env_id:
             raise TypeError("make an adapter class with agentgym_baselines.adapter.environment_factory(ENV_ID)")
-        self._env: gym.Env[Any, Any] = gym.make(self._env_id, **self._env_kwargs)
-        self._tool_env: ToolEnv = self._env.unwrapped  # type: ignore[assignment]
-        if not isinstance(self._tool_env, ToolEnv):
-            raise TypeError(f"{self._env_id} is not an agentgym ToolEnv (got {type(self._tool_env).__name__})")
+        self._tool_env: ToolEnv | None = None  # the local env; None when the episodes run on a server
+        if self._remote is not None:
+            self._env: gym.Env[Any, Any] = gym.make(self._env_id, remote=self._remote,
+                                                    remote_token=self._remote_token)
+        else:
+            self._env = gym.make(self._env_id, **self._env_kwargs)
+            if not isinstance(self._env.unwrapped, ToolEnv):
+                raise TypeError(f"{self._env_id} is not an agentgym ToolEnv (got {type(self._env.unwrapped).__name__})")
+            self._tool_env = self._env.unwrapped
         self._code_runner: Any = None
         if self._codeact:
             from agentgym_baselines.codeact import SandboxCodeRunner
 
             self._code_runner = SandboxCodeRunner(code_stubs(self._signatures), **self._code_options,
-                                                  output_limit=self._tool_env.output_limit)
+                                                  output_limit=self._output_limit)
         # The env and the code sandbox are released when this instance goes away (TRL never closes them).
         weakref.finalize(self, _close_episode_resources, self._env, self._code_runner)
         self._task_id: str | None = None
@@ -265,6 +277,10 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._calls: dict[str, int] = {}
         self._failures: dict[str, int] = {}
         self._invocations = 0  # calls of the public tool methods (what TRL made), for the trainer's cut counts
+        self._invocation_log: list[Invocation] = []  # the same calls with their env steps, for turn labels
+        self._step_records: list[TurnRecord] = []   # what this side saw of each env step (remote fallback)
+        self._diagnosis: dict[str, Any] | None = None  # the final info's diagnosis
+        self._env_turns = 0
 
     def __reduce__(self) -> tuple[Any, tuple[()]]:
         return type(self), ()
@@ -276,10 +292,11 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
             raise KeyError("the dataset row has no 'task_id' column; build the dataset with "
                            "agentgym_baselines.adapter.task_dataset(ENV_ID, split=...)")
         task_id = str(row["task_id"])
-        self._tool_env.task_set.get(task_id)  # an unknown id fails here, not at the first tool call
+        self._tasks().get(task_id)  # an unknown id fails here, not at the first tool call
         self._task_id = task_id
         self._started, self._done, self._submitted, self._reward = False, False, False, 0.0
         self._calls, self._failures, self._invocations = {}, {}, 0
+        self._invocation_log, self._step_records, self._diagnosis, self._env_turns = [], [], None, 0
         if self._code_runner is not None:
             self._code_runner.reset()
 
@@ -295,13 +312,38 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
             raise EpisodeOver("the episode is over (the answer was submitted or the turn limit was reached); "
                               "do not call more tools")
         self._calls[name] = self._calls.get(name, 0) + 1
-        observation, reward, terminated, truncated, _ = self._env.step({"name": name, "arguments": arguments})
+        if self._invocation_log:
+            self._invocation_log[-1].steps.append(len(self._step_records))
+        observation, reward, terminated, truncated, info = self._env.step({"name": name, "arguments": arguments})
+        self._env_turns = int(info.get("turn", self._env_turns + 1))
+        failed = observation.startswith("Error:")
+        self._step_records.append(TurnRecord(calls=[CallRecord(name, arguments, "tool_error" if failed else None,
+                                                               bool(terminated))]))
         if terminated or truncated:
             self._done, self._submitted, self._reward = True, bool(terminated), float(reward)
-        if observation.startswith("Error:"):
+            self._diagnosis = info.get("diagnosis")
+            if self._invocation_log:
+                self._invocation_log[-1].ended = True
+        if failed:
             self._failures[name] = self._failures.get(name, 0) + 1
             raise ToolCallFailed(observation)
         return str(observation)
+
+    def _record_invocation(self, name: str, arguments: dict[str, Any]) -> Invocation:
+        """Log one call of a public tool method (as TRL made it) before it runs."""
+        self._invocations += 1
+        invocation = Invocation(name, dict(arguments), after_end=self._done)
+        self._invocation_log.append(invocation)
+        return invocation
+
+    def _step_labels(self) -> list[str]:
+        """One diagnosis label per env step of the episode so far: the final info's when the episode ended, else
+        the env's own record (local) or this side's record of each call's error (remote, unfinished)."""
+        if self._diagnosis is not None:
+            return list(self._diagnosis.get("turns", []))
+        if self._tool_env is not None and self._started:
+            return label_turns(self._tool_env._turn_records)
+        return label_turns(self._step_records)
 
     def _code_call(self, name: str, arguments: dict[str, Any]) -> str:
         """One tool call made from a CodeAct block (read from the sandbox as data: a name and JSON values)."""
@@ -315,13 +357,17 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
             self._env.reset(options={"task_id": self._task_id})
             self._started = True
 
+    def _tasks(self) -> Any:
+        """The env's TaskSet (for a remote env, the local copy the dataset was built from)."""
+        return self._tool_env.task_set if self._tool_env is not None else self._catalog
+
     def _task(self) -> Any:
         """The current row's task (gold answer included): for trainers only, never shown to the student."""
-        return None if self._task_id is None else self._tool_env.task_set.get(self._task_id)
+        return None if self._task_id is None else self._tasks().get(self._task_id)
 
     def _episode_stats(self) -> dict[str, Any]:
         return {"calls": dict(self._calls), "failures": dict(self._failures), "submitted": self._submitted,
-                "reward": self.get_reward(), "env_turns": self._tool_env._turn if self._started else 0}
+                "reward": self.get_reward(), "env_turns": self._env_turns if self._started else 0}
 
 
 def _close_episode_resources(env: gym.Env[Any, Any], code_runner: Any) -> None:
@@ -347,8 +393,12 @@ def _make_tool_method(signature: FlatSignature) -> Callable[..., str]:
     name = signature.tool.name
 
     def call_tool(self: AgentGymEnvironment, **arguments: Any) -> str:
-        self._invocations += 1
-        return self._step(name, signature.nest(arguments))
+        invocation = self._record_invocation(name, arguments)
+        try:
+            return self._step(name, signature.nest(arguments))
+        except ToolCallFailed:
+            invocation.failed = True
+            raise
 
     call_tool.__name__ = name
     call_tool.__qualname__ = name
@@ -369,22 +419,24 @@ def _execute_code_method() -> Callable[..., str]:
         """
         from agentgym_baselines.codeact import CodeRunFailed
 
-        self._invocations += 1
+        invocation = self._record_invocation(CODE_TOOL, {"code": code})
         self._begin()
         if self._done:
+            invocation.failed = True
             raise EpisodeOver("the episode is over (the answer was submitted or the turn limit was reached); "
                               "do not run more code")
         self._calls[CODE_TOOL] = self._calls.get(CODE_TOOL, 0) + 1
         try:
             return str(self._code_runner.run(code, self._code_call))
         except CodeRunFailed as error:
+            invocation.failed = True
             self._failures[CODE_TOOL] = self._failures.get(CODE_TOOL, 0) + 1
             raise ToolCallFailed(str(error)) from None
 
     return execute_code
 
 
-_CLASSES: dict[tuple[str, bool, str, str], type[AgentGymEnvironment]] = {}
+_CLASSES: dict[tuple[str, bool, str, str, str | None, str | None], type[AgentGymEnvironment]] = {}
 
 
 def _class_name(env_id: str) -> str:
@@ -393,6 +445,7 @@ def _class_name(env_id: str) -> str:
 
 def environment_factory(env_id: str, *, codeact: bool = False, code_sandbox: str = "auto",
                         allow_weak_isolation: bool = False, code_timeout: float | None = None,
+                        remote: str | None = None, remote_token: str | None = None,
                         **env_kwargs: Any) -> type[AgentGymEnvironment]:
     """A class for `trl.GRPOTrainer(environment_factory=...)` that runs `env_id`'s episodes.
 
@@ -402,6 +455,11 @@ def environment_factory(env_id: str, *, codeact: bool = False, code_sandbox: str
         code_sandbox: CodeAct only: the sandbox backend the blocks run in ("auto", "docker", "local").
         allow_weak_isolation: CodeAct only: let "auto" use the local backend when no Docker daemon answers.
         code_timeout: CodeAct only: seconds of sandbox time per block (default 30).
+        remote: An `agentgym serve` URL ("ws://host:port"): every episode runs on that server
+            (`gymnasium.make(env_id, remote=remote)`), grading included. The tools and the task catalogue are read
+            from the env made here with `env_kwargs`, which must then be the server's `--env-arg` values; the
+            server's tools are checked against them.
+        remote_token: The server's bearer token (default: `$AGENTGYM_SERVE_TOKEN`).
         **env_kwargs: Passed to `gymnasium.make(env_id, ...)` (tasks=, max_turns=, ...). Must be JSON-able, so
             the class can be rebuilt when unpickled.
 
@@ -413,7 +471,8 @@ def environment_factory(env_id: str, *, codeact: bool = False, code_sandbox: str
     if code_timeout is not None:
         code_options["timeout"] = float(code_timeout)
     try:
-        key = (env_id, codeact, json.dumps(env_kwargs, sort_keys=True), json.dumps(code_options, sort_keys=True))
+        key = (env_id, codeact, json.dumps(env_kwargs, sort_keys=True), json.dumps(code_options, sort_keys=True),
+               remote, remote_token)
     except TypeError as error:
         raise TypeError(f"environment_factory: env_kwargs must be JSON-able so the class can be pickled "
                         f"({error}); pass a task file path instead of Task objects") from None
@@ -426,11 +485,14 @@ def environment_factory(env_id: str, *, codeact: bool = False, code_sandbox: str
         if not isinstance(tool_env, ToolEnv):
             raise TypeError(f"{env_id} is not an agentgym ToolEnv (got {type(tool_env).__name__})")
         signatures = {name: flatten_tool(item) for name, item in tool_env.tools.items()}
+        if remote is not None:
+            check_remote_tools(env_id, remote, remote_token, tool_env)
     finally:
         probe.close()
     namespace: dict[str, Any] = {
         "_env_id": env_id, "_env_kwargs": dict(env_kwargs), "_codeact": codeact, "_signatures": signatures,
-        "_code_options": code_options if codeact else {},
+        "_code_options": code_options if codeact else {}, "_output_limit": tool_env.output_limit,
+        "_remote": remote, "_remote_token": remote_token, "_catalog": tool_env.task_set if remote else None,
         "__module__": __name__,
         "__doc__": f"agentgym {env_id} as a TRL environment ({'CodeAct' if codeact else 'tool calls'}).",
     }
@@ -449,17 +511,86 @@ def environment_factory(env_id: str, *, codeact: bool = False, code_sandbox: str
 
 
 def _rebuild_class(env_id: str, codeact: bool, env_kwargs: dict[str, Any],
-                   code_options: dict[str, Any] | None = None) -> type[AgentGymEnvironment]:
+                   code_options: dict[str, Any] | None = None, remote: str | None = None,
+                   remote_token: str | None = None) -> type[AgentGymEnvironment]:
     options = dict(code_options or {})
     return environment_factory(env_id, codeact=codeact, code_sandbox=options.get("backend", "auto"),
                                allow_weak_isolation=bool(options.get("allow_weak_isolation", False)),
-                               code_timeout=options.get("timeout"), **env_kwargs)
+                               code_timeout=options.get("timeout"), remote=remote, remote_token=remote_token,
+                               **env_kwargs)
 
 
 def _reduce_class(cls: Any) -> Any:
     if not cls._env_id:
         return cls.__qualname__  # the base class pickles by name
-    return _rebuild_class, (cls._env_id, cls._codeact, dict(cls._env_kwargs), dict(cls._code_options))
+    return _rebuild_class, (cls._env_id, cls._codeact, dict(cls._env_kwargs), dict(cls._code_options),
+                            cls._remote, cls._remote_token)
+
+
+# ----------------------------------------------------------------------------------------- remote envs
+def _server_get(env_id: str, url: str, token: str | None, route: str) -> Any:
+    """GET `route` of the `agentgym serve` server at `url` (checked to serve `env_id`), as JSON."""
+    import os
+
+    import httpx
+
+    from agentgym.serving.remote import TOKEN_VARIABLE, RemoteEnv, RemoteEnvError
+
+    session = RemoteEnv(url, env_id=env_id, token=token)  # checks the server is there and serves env_id
+    try:
+        http_url = session.http_url
+    finally:
+        session.close()
+    token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.get(http_url + route, headers=headers, timeout=30)
+    except httpx.HTTPError as error:
+        raise RemoteEnvError(f"{http_url}{route} did not answer ({error})") from None
+    if response.status_code != 200:
+        raise RemoteEnvError(f"{http_url}{route} answered HTTP {response.status_code}")
+    return response.json()
+
+
+def check_remote_tools(env_id: str, url: str, token: str | None, local: ToolEnv) -> None:
+    """Raise ValueError unless the server at `url` serves the tools (names and parameters) of `local`."""
+    served = {item.get("function", item).get("name"): item.get("function", item)
+              for item in _server_get(env_id, url, token, "/schema").get("tools", [])}
+
+    def parameters(schema: Mapping[str, Any]) -> list[str]:
+        return sorted(schema.get("parameters", {}).get("properties", {}))
+
+    ours = {name: parameters(schema.get("function", schema)) for name, schema in
+            ((tool_schema.get("function", tool_schema).get("name"), tool_schema) for tool_schema in local.tool_schemas)}
+    theirs = {name: parameters(schema) for name, schema in served.items()}
+    if ours != theirs:
+        differ = sorted(name for name in set(ours) | set(theirs) if ours.get(name) != theirs.get(name))
+        raise ValueError(f"the server at {url} serves {env_id} with other tools than the local one (they differ in "
+                         f"{', '.join(map(str, differ))}); install the same agentgym version on both sides and pass "
+                         f"the server's --env-arg values as the env arguments here")
+
+
+def check_remote_tasks(env_id: str, url: str, token: str | None, local: ToolEnv) -> None:
+    """Raise ValueError unless the server at `url` holds the same tasks as `local` (counts by split and family,
+    and the first task's prompt)."""
+    data = _server_get(env_id, url, token, "/health").get("data", {})
+    task_set = local.task_set
+    ours = {"tasks": len(task_set), "splits": task_set.counts("split"), "families": task_set.counts("family")}
+    theirs = {key: data.get(key) for key in ours}
+    if ours != theirs:
+        raise ValueError(f"the server at {url} holds other {env_id} tasks than the local env ({theirs['tasks']} "
+                         f"against {ours['tasks']}); pass the server's --env-arg values as the env arguments here")
+    first = next(iter(task_set), None)
+    if first is None:
+        return
+    session = gym.make(env_id, remote=url, remote_token=token)
+    try:
+        prompt, _ = session.reset(options={"task_id": first.id})
+    finally:
+        session.close()
+    if prompt != first.prompt:
+        raise ValueError(f"the server at {url} has another prompt for task {first.id!r} than the local env; install "
+                         f"the same agentgym version and data on both sides")
 
 
 copyreg.pickle(_EnvironmentClassMeta, _reduce_class)
@@ -496,7 +627,7 @@ def system_prompt(env: ToolEnv, *, codeact: bool = False) -> str:
 
 
 def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = False, limit: int | None = None,
-                 **env_kwargs: Any) -> Any:
+                 remote: str | None = None, remote_token: str | None = None, **env_kwargs: Any) -> Any:
     """A `datasets.Dataset` of `env_id`'s tasks: `prompt` (system and user chat messages) and `task_id`.
 
     Args:
@@ -504,6 +635,9 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
         split: Keep tasks of this split; None keeps all.
         codeact: Write the CodeAct system prompt (functions callable from ```python blocks).
         limit: Keep the first `limit` tasks.
+        remote: An `agentgym serve` URL the episodes will run on: the rows are built here (with `env_kwargs`, the
+            server's `--env-arg` values), after checking that the server holds the same tasks.
+        remote_token: The server's bearer token (default: `$AGENTGYM_SERVE_TOKEN`).
         **env_kwargs: Passed to `gymnasium.make` (use the same as for `environment_factory`).
 
     The gold answer is never in the dataset: the prompt is what the model may see.
@@ -515,6 +649,8 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
         tool_env = env.unwrapped
         if not isinstance(tool_env, ToolEnv):
             raise TypeError(f"{env_id} is not an agentgym ToolEnv (got {type(tool_env).__name__})")
+        if remote is not None:
+            check_remote_tasks(env_id, remote, remote_token, tool_env)
         tasks = list(tool_env.task_set.filter(split=split))[:limit]
         system = system_prompt(tool_env, codeact=codeact)
         rows = {
