@@ -204,8 +204,9 @@ class ToolEnv(gym.Env[str, Any]):
         return []
 
     def feedback_hints(self, call: ToolCall, outcome: ToolOutcome, view: AgentView) -> list[Hint]:
-        """Domain hints for a failed call (docs/feedback.md); none by default. Read only what `view` holds that
-        the agent could see or learn with its tools (a schema, the prompt), never the task or its gold."""
+        """Domain hints for a call whose outcome reports a failure (docs/feedback.md); none by default. Asked
+        about every call when feedback is on. Read only what `view` holds that the agent could see or learn
+        with its tools (a schema, the prompt), never the task or its gold."""
         return []
 
     def feedback_state(self) -> dict[str, Any]:

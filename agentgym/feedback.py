@@ -300,7 +300,9 @@ class Feedback:
     def annotate(self, call: ToolCall, outcome: ToolOutcome, view: AgentView, domain: DomainHinter) -> str:
         """The text the agent sees for one call: the outcome's text, plus hints when the level allows.
 
-        `domain(call, outcome, view)` gives the domain's hints; it is asked only about failed calls."""
+        `domain(call, outcome, view)` gives the domain's hints. It is asked about every call, since a call can
+        work and still report a failure (a shell command that exits 127, a search that finds nothing), and
+        returns hints only for such outcomes."""
         text = outcome.text
         key = call_key(call)
         previous = self._results.get(key)
@@ -313,7 +315,7 @@ class Feedback:
                               "Change the arguments, try another tool, or submit what you have found."))
         if not outcome.ok:
             hints.extend(generic_hints(call, outcome, view.tools))
-            hints.extend(domain(call, outcome, view))
+        hints.extend(domain(call, outcome, view))
         return text + self._render(hints)
 
     def end_turn(self, turns: Sequence[TurnRecord]) -> str:

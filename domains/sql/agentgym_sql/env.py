@@ -200,6 +200,12 @@ class SqlEnv(ToolEnv):
         assert self.task is not None
         return sql_labels(self.task, self.state, turns, score)
 
+    def feedback_hints(self, call: ToolCall, outcome: ToolOutcome, view: Any) -> list[Any]:
+        """SQL-v0's hints (`agentgym_sql.feedback`, docs/feedback.md): read from the schema, never the gold."""
+        from .feedback import hints
+
+        return hints(call, outcome, view)
+
     # ------------------------------------------------------------------ per-turn process signals
     def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
         """For execute_sql and submit: parses (the query is valid SQL of this engine), names_exist (it names only
