@@ -18,12 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from agentgym.diagnosis import TurnRecord
 from agentgym.env import ToolEnv
 from agentgym.rewards import Score, verify
 from agentgym.tasks import Task, TaskSet, load_tasks, save_tasks
 from agentgym.tools import ToolError
 from agentgym_fhir import verify as fhir_verify  # noqa: F401  (registers the fhir_* verifiers)
 from agentgym_fhir.client import FhirClient
+from agentgym_fhir.diagnosis import fhir_labels
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.tools import FhirState, all_tools, parse_now
 
@@ -133,6 +135,11 @@ class FhirEnv(ToolEnv):
             if config is not None:
                 return ask_judge(config, task.prompt, task.answer, submission)
         return verify(task, submission, state)
+
+    def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
+        """FHIR-v0's diagnosis labels (`agentgym_fhir.diagnosis`, docs/diagnosis.md)."""
+        assert self.task is not None
+        return fhir_labels(self.task, self.state, turns, score)
 
     def execute_code(self, code: str, state: Any) -> str:
         from agentgym_fhir.codeact import run_code
