@@ -18,8 +18,11 @@ from typing import Any
 import agentgym_cli.verify  # noqa: F401  (registers the `cli` verifier)
 from agentgym import Task, TaskSet, ToolEnv
 from agentgym.actions import ToolCall
+from agentgym.diagnosis import TurnRecord
+from agentgym.rewards import Score
 from agentgym.tools import ToolOutcome
 from agentgym_cli.data.fixtures import Fixture, fixture_from_tar, get_workspace
+from agentgym_cli.diagnosis import cli_labels
 from agentgym_cli.tools import TOOLS
 from agentgym_cli.workspace import Workspace
 
@@ -91,6 +94,11 @@ class CliEnv(ToolEnv):
     def end_episode(self, state: Any) -> None:
         if isinstance(state, Workspace):
             state.close()
+
+    def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
+        """CLI-v0's diagnosis labels (`agentgym_cli.diagnosis`, docs/diagnosis.md)."""
+        assert self.task is not None
+        return cli_labels(self.task, self.state, turns, score)
 
     def process_signals(self, call: ToolCall, outcome: ToolOutcome, state: Any) -> dict[str, float]:
         """`shell_ok`: the share of `run_shell` calls whose command exited with status 0."""
