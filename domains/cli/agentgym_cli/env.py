@@ -107,6 +107,12 @@ class CliEnv(ToolEnv):
         text = outcome.text  # the exit-code note starts a line (no copy of a long output to find it)
         return {"shell_ok": float(outcome.ok and not text.startswith("[exit code ") and "\n[exit code " not in text)}
 
+    def feedback_hints(self, call: ToolCall, outcome: ToolOutcome, view: Any) -> list[Any]:
+        """CLI-v0's hints (`agentgym_cli.feedback`, docs/feedback.md): installed commands, the graded work dir."""
+        from agentgym_cli.feedback import hints
+
+        return hints(call, outcome, view)
+
 
 def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, backend: str = "auto",
              seed: int = 0, fixtures: int | None = None, **kwargs: Any) -> CliEnv:
