@@ -11,7 +11,15 @@ import click
 from agentgym.cli import parse_assignments
 
 _SHARED_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
-    click.option("--env", "env_id", required=True, help="Registered env id, e.g. SQL-v0."),
+    click.option("--env", "env_id", required=True,
+                 help="Registered env id, e.g. SQL-v0; several, comma-separated, train one policy on all of them."),
+    click.option("--mix", default=None, metavar="SHARES",
+                 help="With several --env: each env's share of the tasks, e.g. 0.4,0.4,0.2 (default: equal)."),
+    click.option("--remote", default=None, metavar="URL",
+                 help="Run the episodes on an `agentgym serve` server (ws://HOST:PORT); with several --env, one URL "
+                      "per env ('-' for one that runs here). --env-arg then gives the server's env arguments."),
+    click.option("--label-credit", is_flag=True, default=None,
+                 help="Reweight advantages per turn by the turn's diagnosis label (see docs/baselines.md)."),
     click.option("--model", required=True, help="A saved model folder, or tiny:random for a smoke run."),
     click.option("--output", "output_dir", required=True, type=click.Path(file_okay=False),
                  help="Folder for checkpoints, metrics.jsonl and the final model."),
@@ -52,6 +60,8 @@ def _shared(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _config(options: dict[str, Any]) -> dict[str, Any]:
     config = parse_assignments(tuple(options.pop("config_args")))
+    if options.pop("label_credit"):
+        config.setdefault("label_credit", True)
     generations = options.pop("num_generations")
     prompts = options.pop("prompts_per_step")
     if generations is not None:
@@ -71,7 +81,18 @@ def _run(method: str, options: dict[str, Any], extra: dict[str, Any]) -> None:
     from agentgym.cli import known_env
     from agentgym_baselines.training import RunSettings, run_training
 
-    known_env(options["env_id"])  # a typo in --env fails here, with "did you mean", before any model loads
+    from agentgym_baselines.mixing import parse_env_ids, parse_mix, parse_remotes
+
+    try:
+        env_ids = parse_env_ids(options["env_id"])
+        mix = parse_mix(options["mix"], len(env_ids)) if options["mix"] is not None else None
+        if mix is not None and len(env_ids) == 1:
+            raise ValueError("--mix needs several envs in --env (e.g. --env SQL-v0,FHIR-v0 --mix 0.7,0.3)")
+        parse_remotes(options["remote"], env_ids)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    for env_id in env_ids:
+        known_env(env_id)  # a typo in --env fails here, with "did you mean", before any model loads
     config = _config(options)
     config.update({key: value for key, value in extra.items() if value is not None})
     settings = RunSettings(
@@ -80,6 +101,7 @@ def _run(method: str, options: dict[str, Any], extra: dict[str, Any]) -> None:
         env_kwargs=parse_assignments(tuple(options["env_args"])), config=config, seed=options["seed"],
         resume=options["resume"], use_vllm=options["use_vllm"],
         allow_weak_isolation=options["allow_weak_isolation"], code_sandbox=options["code_sandbox"],
+        mix=mix, remote=options["remote"],
     )
     try:
         summary = run_training(settings)
@@ -105,6 +127,9 @@ def grpo_command(**options: Any) -> None:
 @click.option("--kl-coef", type=float, default=None, help="λ, weight of the reverse KL to the teacher (4.0).")
 @click.option("--turns", "distill_turns", type=int, default=None,
               help="K: distil the first K assistant turns; 0 = all (default 2).")
+@click.option("--distill-turns", "distill_turn_selection", type=click.Choice(["first", "failed"]), default=None,
+              help="Which turns the KL covers: the first K (--turns), or those with a diagnosis failure label "
+                   "(first).")
 @click.option("--distill-only", is_flag=True, default=None,
               help="Distillation-only pass: rollouts stop after K turns; the loss is the KL term alone.")
 @click.option("--ema-decay", type=float, default=None, help="β of the teacher's EMA (0.995).")
@@ -116,13 +141,15 @@ def grpo_command(**options: Any) -> None:
               help="Where the hint goes in the teacher's prompt (user).")
 @click.option("--negative-advantage", type=click.Choice(["flip", "keep", "skip"]), default=None,
               help="KL on negative-advantage trajectories: flip its sign, keep it, or skip it (flip).")
-def ttopd_command(kl_coef: float | None, distill_turns: int | None, distill_only: bool | None,
+def ttopd_command(kl_coef: float | None, distill_turns: int | None, distill_turn_selection: str | None,
+                  distill_only: bool | None,
                   ema_decay: float | None,
                   ema_every: int | None, hard_copy_every: int | None, hint: str | None, hint_position: str | None,
                   negative_advantage: str | None, **options: Any) -> None:
     """TT-OPD: GRPO plus turn-truncated reverse KL to an EMA teacher that sees the verified outcome."""
     _run("ttopd", options, {
-        "kl_coef": kl_coef, "distill_turns": distill_turns, "distill_only": distill_only or None,
+        "kl_coef": kl_coef, "distill_turns": distill_turns, "distill_turn_selection": distill_turn_selection,
+        "distill_only": distill_only or None,
         "ema_decay": ema_decay, "ema_every": ema_every,
         "hard_copy_every": hard_copy_every, "hint": hint, "hint_position": hint_position,
         "negative_advantage": negative_advantage,

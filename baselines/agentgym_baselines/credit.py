@@ -177,8 +177,8 @@ def failed_turns_mask(completion_mask: torch.Tensor, tool_mask: torch.Tensor | N
 
 
 def label_shares(labels: Sequence[Sequence[str] | None]) -> dict[str, float]:
-    """The fraction of labelled assistant turns carrying each label (labels that occur only)."""
+    """The fraction of labelled assistant turns carrying each label (every label, so per-step means line up)."""
     flat = [label for rollout in labels if rollout for label in rollout]
     if not flat:
         return {}
-    return {label: flat.count(label) / len(flat) for label in CREDIT_LABELS if label in flat}
+    return {label: flat.count(label) / len(flat) for label in CREDIT_LABELS}

@@ -10,6 +10,12 @@ tokens only, `tools/call_frequency`, `tools/failure_frequency`), each generation
   with a tool call still unanswered at `max_tool_calling_iterations`.
 In CodeAct mode (`codeact=True`) the tokenizer reads ```python blocks as `execute_code` calls.
 
+Diagnosis-guided credit (`AgentGRPOConfig(label_credit=True)`, off by default): each assistant turn gets the
+failure label of its tool calls (`agentgym_baselines.credit`), and the rollout's advantage becomes a per-token one,
+weighted by its turn's label (the rule: docs/baselines.md). It also logs `credit/<label>`, the share of assistant
+turns with each label, and `credit/misaligned`, the fraction of rollouts whose labels did not line up with their
+token turns (their extra turns keep weight 1).
+
 The cut counts read TRL's `_tool_call_loop` result, an internal: `check_trl_internals()` (run at construction)
 fails loudly on a TRL whose internals moved, and `baselines/pyproject.toml` pins the TRL release it was written for.
 """
@@ -17,14 +23,16 @@ fails loudly on a TRL whose internals moved, and `baselines/pyproject.toml` pins
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import trl
-from trl import GRPOTrainer
+from trl import GRPOConfig, GRPOTrainer
 
 from agentgym_baselines.adapter import AgentGymEnvironment
 from agentgym_baselines.codeact import enable_codeact_parsing
+from agentgym_baselines.credit import CreditWeights, assistant_turn_labels, label_shares, label_token_weights
 from agentgym_baselines.turns import turns_per_completion
 
 
@@ -65,6 +73,28 @@ def check_trl_internals() -> None:
                            "agentgym_baselines.grpo / ttopd for the new TRL.")
 
 
+@dataclass
+class AgentGRPOConfig(GRPOConfig):
+    """`GRPOConfig` plus diagnosis-guided credit (docs/baselines.md, "Diagnosis-guided credit")."""
+
+    label_credit: bool = field(default=False, metadata={"help": "Reweight each rollout's advantage per assistant "
+                                                                "turn by the turn's diagnosis label."})
+    label_credit_failure_weight: float = field(default=2.0, metadata={
+        "help": "Raw weight of failing turns in a rollout with negative advantage."})
+    label_credit_ok_weight: float = field(default=0.5, metadata={
+        "help": "Raw weight of ok (and after-the-end) turns in a rollout with negative advantage."})
+    label_credit_positive_failure_weight: float = field(default=0.0, metadata={
+        "help": "Raw weight of failing turns in a rollout with positive advantage."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.credit_weights()  # negative weights fail here
+
+    def credit_weights(self) -> CreditWeights:
+        return CreditWeights(failure=self.label_credit_failure_weight, ok=self.label_credit_ok_weight,
+                             positive_failure=self.label_credit_positive_failure_weight)
+
+
 class AgentGRPOTrainer(GRPOTrainer):
     """`trl.GRPOTrainer` with agentgym episode metrics and optional CodeAct parsing.
 
@@ -80,12 +110,15 @@ class AgentGRPOTrainer(GRPOTrainer):
         super().__init__(*args, **kwargs)
         self.codeact = codeact
         self._cuts: tuple[list[bool], list[bool]] | None = None
+        self._rollout_messages: list[Any] = []
+        self._batch_labels: list[list[str] | None] | None = None
         if codeact:
             enable_codeact_parsing(self._tokenizer)
 
     def _tool_call_loop(self, *args: Any, **kwargs: Any) -> Any:
         result = super()._tool_call_loop(*args, **kwargs)
         completions = result[TOOL_LOOP_RESULT.index("completions")]
+        self._rollout_messages = list(completions)
         environments = list(self.environments or [])
         budget, limit = [], []
         for index, messages in enumerate(completions):
@@ -101,9 +134,47 @@ class AgentGRPOTrainer(GRPOTrainer):
         return result
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        self._batch_labels = None
         output = super()._generate_and_score_completions(inputs)
         self._log_episode_metrics(output)
+        if getattr(self.args, "label_credit", False):
+            self._apply_label_credit(output)
         return output
+
+    def batch_turn_labels(self) -> list[list[str] | None]:
+        """The diagnosis label of each assistant turn of each rollout of the batch just generated (None for a
+        rollout without an agentgym environment)."""
+        if self._batch_labels is None:
+            environments: list[Any] = list(self.environments or [])
+            tool_dicts = list(getattr(self, "_sync_tool_dicts", []) or [])
+            labels: list[list[str] | None] = []
+            for index, messages in enumerate(self._rollout_messages):
+                environment = environments[index] if index < len(environments) else None
+                if not isinstance(environment, AgentGymEnvironment):
+                    labels.append(None)
+                    continue
+                names = set(tool_dicts[index]) if index < len(tool_dicts) else set(environment._signatures)
+                labels.append(assistant_turn_labels(messages, environment._invocation_log,
+                                                    environment._step_labels(), names))
+            self._batch_labels = labels
+        return self._batch_labels
+
+    def _apply_label_credit(self, output: dict[str, Any]) -> None:
+        labels = self.batch_turn_labels()
+        if len(labels) != output["completion_mask"].size(0):
+            raise RuntimeError(f"label credit: {len(labels)} labelled rollouts for a batch of "
+                               f"{output['completion_mask'].size(0)}")
+        weights, misaligned = label_token_weights(output["completion_mask"], output.get("tool_mask"), labels,
+                                                  output["advantages"], self.args.credit_weights())
+        advantages = output["advantages"]
+        if advantages.dim() == 1:
+            advantages = advantages.unsqueeze(1)
+        output["advantages"] = advantages * weights.to(device=advantages.device, dtype=advantages.dtype)
+        mode = "train" if getattr(self.model, "training", False) else "eval"
+        metrics = self._metrics[mode]
+        for label, share in label_shares(labels).items():
+            metrics[f"credit/{label}"].append(share)
+        metrics["credit/misaligned"].append(misaligned / max(len(labels), 1))
 
     def _log_episode_metrics(self, output: dict[str, Any]) -> None:
         mode = "train" if getattr(self.model, "training", False) else "eval"

@@ -37,7 +37,8 @@ from transformers.trainer_utils import get_last_checkpoint
 from trl import GRPOConfig
 
 from agentgym_baselines.adapter import environment_factory, task_dataset
-from agentgym_baselines.grpo import AgentGRPOTrainer, device_settings
+from agentgym_baselines.grpo import AgentGRPOConfig, AgentGRPOTrainer, device_settings
+from agentgym_baselines.mixing import environment_factories, mixed_task_dataset, parse_env_ids, parse_remotes
 from agentgym_baselines.tiny import TINY_MODEL_SPEC, build_tiny_model
 from agentgym_baselines.ttopd import TTOPDConfig, TTOPDTrainer
 
@@ -67,6 +68,8 @@ class RunSettings:
     use_vllm: bool | None = None  # None: when vLLM is installed and CUDA is present
     allow_weak_isolation: bool = False  # CodeAct: let "auto" run blocks in the local sandbox without Docker
     code_sandbox: str = "auto"  # CodeAct: sandbox backend of the blocks
+    mix: list[float] | None = None  # shares of the envs when env_id lists several ("SQL-v0,FHIR-v0"); None: equal
+    remote: str | None = None  # agentgym serve URL(s), one per env of env_id ("-": that env runs here)
 
 
 class MetricsFile(TrainerCallback):
@@ -118,7 +121,7 @@ def vllm_available() -> bool:
 
 def make_config(settings: RunSettings) -> GRPOConfig:
     """The trainer config: our defaults, then the machine's device settings, then the user's overrides."""
-    config_class = TTOPDConfig if settings.method == "ttopd" else GRPOConfig
+    config_class = TTOPDConfig if settings.method == "ttopd" else AgentGRPOConfig
     known = {item.name for item in dataclasses.fields(config_class)}
     unknown = sorted(set(settings.config) - known)
     if unknown:
@@ -218,16 +221,56 @@ def build_trainer(settings: RunSettings, model: Any = None, tokenizer: Any = Non
         model, tokenizer = load_model(settings.model, settings.seed)
     config = make_config(settings)
     settings.env_kwargs = dict(settings.env_kwargs)
-    notes = fit_to_env(settings, config, tokenizer)
-    dataset = task_dataset(settings.env_id, split=settings.split, codeact=settings.codeact, **settings.env_kwargs)
-    factory = environment_factory(settings.env_id, codeact=settings.codeact, code_sandbox=settings.code_sandbox,
-                                  allow_weak_isolation=settings.allow_weak_isolation, **settings.env_kwargs)
+    if "," in settings.env_id or settings.remote:
+        dataset, factory, notes = _mixed_or_remote_data(settings, config, tokenizer)
+    else:
+        notes = fit_to_env(settings, config, tokenizer)
+        dataset = task_dataset(settings.env_id, split=settings.split, codeact=settings.codeact, **settings.env_kwargs)
+        factory = environment_factory(settings.env_id, codeact=settings.codeact, code_sandbox=settings.code_sandbox,
+                                      allow_weak_isolation=settings.allow_weak_isolation, **settings.env_kwargs)
     trainer_class = TTOPDTrainer if settings.method == "ttopd" else AgentGRPOTrainer
     trainer = trainer_class(model=model, processing_class=tokenizer, args=config, train_dataset=dataset,
                             environment_factory=factory, codeact=settings.codeact)
     trainer.add_callback(MetricsFile(Path(settings.output_dir) / METRICS_FILE))
     trainer.fit_notes = notes
     return trainer
+
+
+def _mixed_or_remote_data(settings: RunSettings, config: GRPOConfig, tokenizer: Any) -> tuple[Any, Any, list[str]]:
+    """(dataset, environment factory, notes) for several envs (`env_id` "A,B"; TRL's multi-environment dict) or
+    for envs served elsewhere (`remote`). Each env is fitted on its own; the tool-call limit is the largest; a
+    fitted env argument of a served env cannot be applied here and becomes a note saying how to serve it."""
+    env_ids = parse_env_ids(settings.env_id)
+    remotes = parse_remotes(settings.remote, env_ids)
+    notes: list[str] = []
+    per_env: dict[str, dict[str, Any]] = {}
+    iterations = []
+    for env_id in env_ids:
+        one = dataclasses.replace(settings, env_id=env_id, env_kwargs=dict(settings.env_kwargs), remote=None)
+        chosen = dict(one.env_kwargs)
+        prefix = f"{env_id}: " if len(env_ids) > 1 else ""
+        notes += [prefix + note for note in fit_to_env(one, config, tokenizer)]
+        iterations.append(config.max_tool_calling_iterations)
+        if env_id in remotes:
+            for key, value in one.env_kwargs.items():
+                if chosen.get(key, object()) != value:
+                    notes.append(f"{env_id} runs on {remotes[env_id]}, whose env arguments are the server's: serve "
+                                 f"it with `agentgym serve {env_id} --env-arg {key}={value}` to apply the note above")
+            one.env_kwargs = chosen
+        per_env[env_id] = one.env_kwargs
+    if "max_tool_calling_iterations" not in settings.config and not getattr(config, "distill_only", False):
+        config.max_tool_calling_iterations = max(iterations)
+    options = {"codeact": settings.codeact, "code_sandbox": settings.code_sandbox,
+               "allow_weak_isolation": settings.allow_weak_isolation}
+    if len(env_ids) == 1:
+        env_id = env_ids[0]
+        dataset = task_dataset(env_id, split=settings.split, codeact=settings.codeact, remote=remotes.get(env_id),
+                               **per_env[env_id])
+        return dataset, environment_factory(env_id, remote=remotes.get(env_id), **options, **per_env[env_id]), notes
+    shares = settings.mix if settings.mix is not None else [1.0] * len(env_ids)
+    dataset = mixed_task_dataset(env_ids, shares, split=settings.split, seed=settings.seed, codeact=settings.codeact,
+                                 env_kwargs=per_env, remote=remotes)
+    return dataset, environment_factories(env_ids, env_kwargs=per_env, remote=remotes, **options), notes
 
 
 def run_training(settings: RunSettings) -> dict[str, Any]:

@@ -34,25 +34,29 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
-from trl import GRPOConfig
-
 from agentgym_baselines.adapter import AgentGymEnvironment
-from agentgym_baselines.grpo import AgentGRPOTrainer
+from agentgym_baselines.credit import failed_turns_mask
+from agentgym_baselines.grpo import AgentGRPOConfig, AgentGRPOTrainer
 from agentgym_baselines.turns import first_turns_mask, model_token_mask
 
 TEACHER_CHECKPOINT_FILE = "ttopd_teacher.pt"
 HINT_KINDS = ("outcome", "answer", "none")
 HINT_POSITIONS = ("system", "user", "end")
 NEGATIVE_ADVANTAGE_MODES = ("flip", "keep", "skip")
+DISTILL_TURN_SELECTIONS = ("first", "failed")
 
 
 @dataclass
-class TTOPDConfig(GRPOConfig):
-    """`GRPOConfig` plus the TT-OPD settings. Defaults and their sources: docs/baselines.md."""
+class TTOPDConfig(AgentGRPOConfig):
+    """`AgentGRPOConfig` (GRPOConfig plus label credit) plus the TT-OPD settings. Defaults and their sources:
+    docs/baselines.md."""
 
     kl_coef: float = field(default=4.0, metadata={"help": "λ: weight of the per-token reverse KL to the teacher "
                                                           "(0 turns distillation off: plain GRPO)."})
     distill_turns: int = field(default=2, metadata={"help": "K: distil on the first K assistant turns; 0 = all."})
+    distill_turn_selection: str = field(default="first", metadata={
+        "help": "Which turns the KL covers: 'first' (the first K) or 'failed' (every turn with a diagnosis failure "
+                "label; K is not used)."})
     distill_only: bool = field(default=False, metadata={"help": "Distillation-only pass: rollouts stop after K "
                                                                  "turns and the loss is the KL term alone."})
     ema_decay: float = field(default=0.995, metadata={"help": "β in θ_T ← β·θ_T + (1−β)·θ_S."})
@@ -75,6 +79,9 @@ class TTOPDConfig(GRPOConfig):
             raise ValueError(f"hint must be one of {HINT_KINDS}, got {self.hint!r}")
         if self.hint_position not in HINT_POSITIONS:
             raise ValueError(f"hint_position must be one of {HINT_POSITIONS}, got {self.hint_position!r}")
+        if self.distill_turn_selection not in DISTILL_TURN_SELECTIONS:
+            raise ValueError(f"distill_turn_selection must be one of {DISTILL_TURN_SELECTIONS}, "
+                             f"got {self.distill_turn_selection!r}")
         if self.negative_advantage not in NEGATIVE_ADVANTAGE_MODES:
             raise ValueError(f"negative_advantage must be one of {NEGATIVE_ADVANTAGE_MODES}, "
                              f"got {self.negative_advantage!r}")
@@ -259,8 +266,11 @@ class TTOPDTrainer(AgentGRPOTrainer):
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         output = super()._generate_and_score_completions(inputs)
         completion_mask, tool_mask = output["completion_mask"], output.get("tool_mask")
-        output["distill_mask"] = first_turns_mask(completion_mask, tool_mask, self.args.distill_turns).to(
-            completion_mask.dtype)
+        if self.args.distill_turn_selection == "failed":
+            distill_mask = failed_turns_mask(completion_mask, tool_mask, self.batch_turn_labels())
+        else:
+            distill_mask = first_turns_mask(completion_mask, tool_mask, self.args.distill_turns)
+        output["distill_mask"] = distill_mask.to(completion_mask.dtype)
         if self.args.kl_coef != 0.0:
             teacher_logps, teacher_input_ids = self._teacher_logps(
                 self._teacher_prompts(inputs), output["completion_ids"], completion_mask)
