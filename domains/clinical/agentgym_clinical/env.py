@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym import Task, TaskSet, ToolEnv
+from agentgym import Score, Task, TaskSet, ToolEnv
+from agentgym.diagnosis import TurnRecord
 
 from . import verify as _verify  # noqa: F401  (registers the clinical_choice verifier)
+from .diagnosis import clinical_labels
 from .tasks import default_tasks
 from .tasks.common import render_prompt
 from .tools import TASK_KB, ClinicalEpisode, clinical_tools
@@ -79,6 +81,20 @@ class ClinicalQaEnv(ToolEnv):
 
     def begin_episode(self, task: Task) -> ClinicalEpisode:
         return ClinicalEpisode(contexts=tuple(task.metadata.get("contexts", [])))
+
+    def feedback_hints(self, call: Any, outcome: Any, view: Any) -> list[Any]:
+        """Closest code system, calculator and calculator input in errors of lookup_code and calculate
+        (docs/feedback.md); the answer options are never hinted at."""
+        if outcome.ok or call.name not in ("lookup_code", "calculate"):
+            return []
+        from agentgym_fhir.feedback import calculator_and_code_hints
+
+        return list(calculator_and_code_hints(outcome.text))
+
+    def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
+        """ClinicalQA-v0's diagnosis labels (`agentgym_clinical.diagnosis`, docs/diagnosis.md)."""
+        assert self.task is not None
+        return clinical_labels(self.task, turns, score)
 
 
 def make_env(**kwargs: Any) -> ClinicalQaEnv:
