@@ -3,6 +3,7 @@ formats through `agentgym.importers`; both are loaded only when used."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
 import json
@@ -132,29 +133,46 @@ def main() -> None:
 
 
 @main.command("list")
-@click.option("--count/--no-count", default=True, help="Instantiate each env to count its tasks.")
-def list_command(count: bool) -> None:
-    """List every registered env, its task count and the distribution that registered it.
+@click.argument("env_ids", nargs=-1, metavar="[ENV_ID]...")
+@click.option("--count/--no-count", default=None,
+              help="--count: count every env's tasks, building what is not cached yet (minutes on a fresh "
+                   "machine); --no-count: no counts. Default: counts of envs whose data is already cached.")
+def list_command(env_ids: tuple[str, ...], count: bool | None) -> None:
+    """List every registered env (or the ENV_IDs given), its task count and the distribution that registered it.
 
-    Example: agentgym list
+    \b
+    An env whose data (databases, task sets, stores) is not built yet shows
+    "not built" instead of a count: `agentgym list --count` builds it.
+    Examples:
+      agentgym list
+      agentgym list --count SQL-v0
     """
+    from agentgym.cache import NotBuilt, no_builds
     from agentgym.registry import plugin_failures, registered
 
+    records = [known_env(env_id) for env_id in env_ids] if env_ids else registered()
     table = Table(title="agentgym environments")
     for column in ("env", "tasks", "families", "distribution", "description"):
         table.add_column(column)
-    for record in registered():
+    unbuilt = False
+    for record in records:
         tasks = families = "-"
-        if count:
+        if count is not False:
             try:
-                env = make_env(record.id)
+                with contextlib.nullcontext() if count else no_builds():
+                    env = make_env(record.id)
                 task_set = env.unwrapped.task_set
                 tasks, families = str(len(task_set)), str(len(task_set.families()))
                 env.close()
+            except NotBuilt:
+                tasks, unbuilt = "not built", True
             except Exception as error:  # noqa: BLE001 - one broken env must not hide the others
                 tasks = f"error: {getattr(error, 'message', error)}"[:80]
         table.add_row(record.id, tasks, families, record.distribution, record.description)
     console.print(table)
+    if unbuilt:
+        console.print("not built: its data is made on first use; `agentgym list --count` builds it now and "
+                      "counts (minutes on a fresh machine).", highlight=False)
     failures = plugin_failures()
     if failures:
         console.print("[bold red]Plugins that failed to load:[/]")

@@ -213,6 +213,18 @@ def build(method: str = "auto", force: bool = False) -> str:
         return tag
     if method == "auto":
         method = "debootstrap" if shutil.which("debootstrap") and os.geteuid() == 0 else "dockerfile"
+    if method not in ("debootstrap", "dockerfile"):
+        raise ValueError(f"unknown method {method!r}; use 'auto', 'debootstrap' or 'dockerfile'")
+    from agentgym.cache import building
+
+    with building(f"the sandbox image {tag} ({method})", f"the Docker daemon's images (root file system cached in "
+                  f"{cache_dir()})", estimate="about 1-3 minutes"):
+        _build_with(method, client, tag, force)
+    return tag
+
+
+def _build_with(method: str, client: Any, tag: str, force: bool) -> None:
+    """Build the image `tag` by `method` ("debootstrap" or "dockerfile"); raises ImageBuildError."""
     if method == "debootstrap":
         tarball = cache_dir() / f"rootfs-{recipe_hash()}.tar.gz"
         if force or not tarball.exists():
@@ -228,9 +240,6 @@ def build(method: str = "auto", force: bool = False) -> str:
                 f"building from the Dockerfile failed ({error}); with no registry, install debootstrap and build as "
                 "root: `apt-get install -y debootstrap && agentgym sandbox build --method debootstrap`"
             ) from error
-    else:
-        raise ValueError(f"unknown method {method!r}; use 'auto', 'debootstrap' or 'dockerfile'")
-    return tag
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import warnings
 from typing import Any
 
@@ -11,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from agentgym_knowledge.embedder import EmbedderError
+from agentgym_knowledge.embedder import EmbedderError, SentenceTransformerEmbedder
 from agentgym_knowledge.kb import MODES, KnowledgeBase, KnowledgeBaseError, QueryTruncatedWarning
 from agentgym_knowledge.readers import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, EmptyCorpusError
 
@@ -28,6 +29,20 @@ def _open(path: str) -> KnowledgeBase:
         return KnowledgeBase.load(path)
     except (KnowledgeBaseError, EmbedderError) as error:
         raise click.ClickException(str(error)) from error
+
+
+def _load_embedder(embedder: Any) -> None:
+    """Load a sentence-transformers model now, saying so on stderr first (it takes seconds, silently)."""
+    if not isinstance(embedder, SentenceTransformerEmbedder) or embedder.loaded:
+        return
+    click.echo(f"loading the embedding model {embedder.name} from {embedder.path} (about 5-15 s; "
+               "--mode bm25 needs none)...", err=True)
+    started = time.perf_counter()
+    try:
+        embedder.model  # noqa: B018 - reading the property loads the model
+    except EmbedderError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"loaded the embedding model in {time.perf_counter() - started:.1f} s", err=True)
 
 
 @click.group()
@@ -90,6 +105,8 @@ def search(kb_path: str, query: str, k: int, mode: str, source: str | None, as_j
     Example: agentgym kb search my_kb "first-line treatment of hypertension" -k 5 --mode hybrid
     """
     knowledge_base = _open(kb_path)
+    if mode != "bm25" and knowledge_base.manifest.get("vectors"):
+        _load_embedder(knowledge_base.embedder)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", QueryTruncatedWarning)
         try:

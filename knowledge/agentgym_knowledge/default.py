@@ -108,14 +108,18 @@ def default_knowledge_base(*, embed_icd: bool | None = None, rebuild: bool = Fal
         marker = target / _MARKER
         if not rebuild and marker.is_file() and json.loads(marker.read_text()).get("version") == version:
             return KnowledgeBase.load(target)
+        from agentgym.cache import building
+
         staging = target.parent / f"{target.name}.building"
-        knowledge_base = KnowledgeBase.build(
-            [], staging, passages=default_passages, bm25_only_sources=() if embed_icd else (ICD_SOURCE,),
-            progress=progress, overwrite=True,
-        )
-        knowledge_base.close()
-        (staging / _MARKER).write_text(json.dumps({"version": version}))
-        if target.exists():
-            shutil.rmtree(target)
-        staging.replace(target)
+        what = "the default clinical knowledge base" + (" (ICD-10-CM embedded too)" if embed_icd else "")
+        with building(what, target, estimate="about 5 minutes" if embed_icd else "about 30-60 s"):
+            knowledge_base = KnowledgeBase.build(
+                [], staging, passages=default_passages, bm25_only_sources=() if embed_icd else (ICD_SOURCE,),
+                progress=progress, overwrite=True,
+            )
+            knowledge_base.close()
+            (staging / _MARKER).write_text(json.dumps({"version": version}))
+            if target.exists():
+                shutil.rmtree(target)
+            staging.replace(target)
         return KnowledgeBase.load(target)

@@ -128,6 +128,11 @@ class SentenceTransformerEmbedder:
         return {"name": self.name, "fingerprint": self._fingerprint, "dimension": self.dimension}
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory already (reading `model` loads it, which takes seconds)."""
+        return self._model is not None
+
+    @property
     def model(self) -> SentenceTransformer:
         """The loaded sentence-transformers model (loaded offline on first access)."""
         if self._model is None:

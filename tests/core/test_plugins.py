@@ -92,6 +92,16 @@ def test_agentgym_list_shows_the_plugin_and_the_broken_one(plugin_path: Path) ->
     assert "broken (broken-plugin, broken_plugin:register): ImportError: needs the zoo-database package" in out
 
 
+def test_agentgym_list_count_counts_the_plugin(plugin_path: Path) -> None:
+    # with --count an env is made (building whatever it needs) and counted; named, only that env is listed
+    result = run_python("from agentgym.cli import main; main(['list', '--count', 'Zoo-v0'])", plugin_path)
+    assert result.returncode == 0, result.stderr
+    out = " ".join(result.stdout.split())
+    assert "Zoo-v0 │ 1 │ 1 │ zoo-plugin" in out and "SQL-v0" not in out
+    none = run_python("from agentgym.cli import main; main(['list', '--no-count', 'Zoo-v0'])", plugin_path)
+    assert "Zoo-v0 │ - │ - │ zoo-plugin" in " ".join(none.stdout.split())
+
+
 def test_check_passes_on_the_plugin(plugin_path: Path) -> None:
     result = run_python("from agentgym.cli import main; main(['check', 'Zoo-v0'])", plugin_path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -137,23 +137,26 @@ def _icd_table() -> dict[str, Any]:
             return table
     except (OSError, ValueError):
         pass  # absent or unreadable: build it again below
-    import simple_icd_10_cm as icd
+    from agentgym.cache import building
 
-    rows = []
-    for code in icd.get_all_codes(with_dots=True):
-        if icd.is_chapter_or_block(code):
-            continue
-        description = icd.get_description(code)
-        rows.append([code, description, description.lower(), icd.is_leaf(code)])
-    words: dict[str, list[int]] = {}
-    for row, (_code, _description, lowered, _billable) in enumerate(rows):
-        for word in sorted(set(re.split(r"\W+", lowered))):
-            if word:
-                words.setdefault(word, []).append(row)
-    table = {"rows": rows, "words": words}
-    partial = path.with_suffix(f".partial-{os.getpid()}")
-    partial.write_text(json.dumps(table, separators=(",", ":")), encoding="utf-8")
-    os.replace(partial, path)
+    with building("the ICD-10-CM code index", path, estimate="about 5-10 s"):
+        import simple_icd_10_cm as icd
+
+        rows = []
+        for code in icd.get_all_codes(with_dots=True):
+            if icd.is_chapter_or_block(code):
+                continue
+            description = icd.get_description(code)
+            rows.append([code, description, description.lower(), icd.is_leaf(code)])
+        words: dict[str, list[int]] = {}
+        for row, (_code, _description, lowered, _billable) in enumerate(rows):
+            for word in sorted(set(re.split(r"\W+", lowered))):
+                if word:
+                    words.setdefault(word, []).append(row)
+        table = {"rows": rows, "words": words}
+        partial = path.with_suffix(f".partial-{os.getpid()}")
+        partial.write_text(json.dumps(table, separators=(",", ":")), encoding="utf-8")
+        os.replace(partial, path)
     return table
 
 

@@ -202,11 +202,14 @@ def cached_tasks(store: Any, seed: int, options: dict[str, Any] | None = None) -
     target = cache_dir() / f"tasks-v{TASKS_VERSION}-{generator_version()}-{path.stem}-{key}-s{seed}.jsonl"
     if target.is_file():
         return load_tasks(target)
-    tasks = generate(seed=seed, store=store, **options)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".partial-{os.getpid()}")
-    save_tasks(tasks, partial)
-    os.replace(partial, target)
+    from agentgym.cache import building
+
+    with building(f"the FHIR-v0 task set of {path.name}", target, estimate="about 10-30 s"):
+        tasks = generate(seed=seed, store=store, **options)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(f".partial-{os.getpid()}")
+        save_tasks(tasks, partial)
+        os.replace(partial, target)
     return tasks
 
 

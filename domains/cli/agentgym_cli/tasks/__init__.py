@@ -113,21 +113,26 @@ def generate(seed: int = 0, *, fixtures: int = DEFAULT_FIXTURES, backend: str = 
     path = cache_path(seed, fixtures)
     if use_cache and path.exists():
         return load_tasks(path)
-    logger.warning("CLI-v0: generating tasks for %d workspaces (seed %d); the result is cached in %s",
-                   fixtures, seed, path)
+    from agentgym.cache import building
+
     lock = threading.Lock()
     done: dict[int, list[Task]] = {}
+    what = (f"the CLI-v0 task set ({fixtures} workspaces, every gold solution run in a sandbox)" if use_cache
+            else f"CLI-v0 tasks of {fixtures} workspaces (not cached: families chosen)")
+    with building(what, path if use_cache else "(kept in memory)", estimate="about 1-3 minutes",
+                  total=fixtures, unit="workspaces") as progress:
 
-    def work(index: int) -> None:
-        tasks = _fixture_tasks(seed, index, backend, chosen)
-        with lock:
-            done[index] = tasks
+        def work(index: int) -> None:
+            tasks = _fixture_tasks(seed, index, backend, chosen)
+            with lock:
+                done[index] = tasks
+            progress.advance()
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as executor:
-        list(executor.map(work, range(fixtures)))
-    tasks = [task for index in range(fixtures) for task in done[index]]
-    if use_cache:
-        save_tasks(tasks, path)
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as executor:
+            list(executor.map(work, range(fixtures)))
+        tasks = [task for index in range(fixtures) for task in done[index]]
+        if use_cache:
+            save_tasks(tasks, path)
         for stale in path.parent.glob(f"tasks-s{seed}-n{fixtures}-*.jsonl"):
             if stale != path:
                 stale.unlink(missing_ok=True)  # made by an older version of the generator

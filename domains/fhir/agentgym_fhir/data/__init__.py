@@ -34,10 +34,15 @@ def default_store(patients: int = DEFAULT_PATIENTS, seed: int = 0) -> FhirStore:
     version = GENERATOR_VERSION.rsplit("/", 1)[-1]
     path = cache_dir() / f"population-v{version}-p{patients}-s{seed}.sqlite"
     if not path.is_file():
+        from agentgym.cache import building
+
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".partial-{os.getpid()}")
-        generate_store(partial, patients, seed, overwrite=True).close()
-        os.replace(partial, path)
+        seconds = max(5, round(patients * 15 / DEFAULT_PATIENTS))
+        with building(f"the FHIR store ({patients} synthetic patients)", path, estimate=f"about {seconds} s",
+                      total=patients, unit="patients") as progress:
+            generate_store(partial, patients, seed, overwrite=True, on_patients=progress.advance).close()
+            os.replace(partial, path)
     return FhirStore.open(path, readonly=True)
 
 

@@ -1168,7 +1168,8 @@ def _prepared_chunks(patients: int, seed: int, workers: int) -> Iterator[tuple[i
 
 
 def generate_store(out: str | Path, patients: int, seed: int = 0, *, overwrite: bool = False,
-                   progress: bool = False, workers: int | None = None) -> FhirStore:
+                   progress: bool = False, workers: int | None = None,
+                   on_patients: Callable[[int], None] | None = None) -> FhirStore:
     """Generate a population into a new store file and return the store (opened read-only).
 
     Args:
@@ -1179,6 +1180,8 @@ def generate_store(out: str | Path, patients: int, seed: int = 0, *, overwrite: 
         progress: Show a progress bar (rich).
         workers: Processes that generate in parallel (default: the CPU count); the result does not depend
             on it.
+        on_patients: Called with the number of patients just written, after each chunk (for progress
+            shown elsewhere, as `agentgym.cache.building` does).
 
     Raises:
         FhirError: ``out`` exists and ``overwrite`` is false.
@@ -1203,9 +1206,11 @@ def generate_store(out: str | Path, patients: int, seed: int = 0, *, overwrite: 
                         writer.put_prepared(row)
                     bar.advance(task, done)
         else:
-            for _, rows in _prepared_chunks(patients, seed, workers):
+            for done, rows in _prepared_chunks(patients, seed, workers):
                 for row in rows:
                     writer.put_prepared(row)
+                if on_patients is not None:
+                    on_patients(done)
     store.set_meta({"generator": GENERATOR_VERSION, "seed": str(seed), "patients": str(patients),
                     "reference_date": REFERENCE_DATE.strftime("%Y-%m-%d")})
     store.close()

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from agentgym.cache import BuildProgress, building
+
 from .schema import DatabaseSpec
 
 
@@ -51,31 +53,39 @@ def ensure_sqlite(spec: DatabaseSpec, seed: int = 0, scale: int = 1) -> Path:
     with _locked(path):
         if path.exists():
             return path
-        rows = spec.build_rows(random.Random(f"{spec.name}:{seed}"), scale)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".building")
-        os.close(handle)
-        try:
-            connection = sqlite3.connect(temporary)
-            connection.execute("PRAGMA journal_mode = OFF")
-            connection.execute("PRAGMA synchronous = OFF")
-            for statement in spec.ddl("sqlite"):
-                if statement.startswith("CREATE TABLE"):
-                    connection.execute(statement)
-            for table in spec.tables:
-                marks = ", ".join("?" * len(table.columns))
-                connection.executemany(f"INSERT INTO {table.name} VALUES ({marks})", rows[table.name])
-            for statement in spec.ddl("sqlite"):
-                if statement.startswith("CREATE INDEX"):
-                    connection.execute(statement)
-            connection.execute("ANALYZE")
-            connection.commit()
-            connection.close()
-            os.chmod(temporary, 0o444)
-            os.replace(temporary, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
+        with building(f"the SQL database {spec.name!r} (SQLite)", path, estimate="seconds, up to half a minute",
+                      unit="tables written") as progress:
+            _build_sqlite(spec, seed, scale, path, progress)
     return path
+
+
+def _build_sqlite(spec: DatabaseSpec, seed: int, scale: int, path: Path, progress: BuildProgress) -> None:
+    """Generate `spec`'s rows into a temporary SQLite file, then rename it to `path` (made read-only)."""
+    rows = spec.build_rows(random.Random(f"{spec.name}:{seed}"), scale)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".building")
+    os.close(handle)
+    try:
+        connection = sqlite3.connect(temporary)
+        connection.execute("PRAGMA journal_mode = OFF")
+        connection.execute("PRAGMA synchronous = OFF")
+        for statement in spec.ddl("sqlite"):
+            if statement.startswith("CREATE TABLE"):
+                connection.execute(statement)
+        for table in spec.tables:
+            marks = ", ".join("?" * len(table.columns))
+            connection.executemany(f"INSERT INTO {table.name} VALUES ({marks})", rows[table.name])
+            progress.advance()
+        for statement in spec.ddl("sqlite"):
+            if statement.startswith("CREATE INDEX"):
+                connection.execute(statement)
+        connection.execute("ANALYZE")
+        connection.commit()
+        connection.close()
+        os.chmod(temporary, 0o444)
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
 
 
 def _csv_field(value: Any) -> str:
@@ -88,8 +98,6 @@ def _csv_field(value: Any) -> str:
 
 def ensure_duckdb(spec: DatabaseSpec, seed: int = 0, scale: int = 1) -> Path:
     """Return the cached DuckDB file for `spec`, loaded from the SQLite build (so the rows are identical)."""
-    import duckdb
-
     path = cache_dir() / f"{_stem(spec, seed, scale)}.duckdb"
     if path.exists():
         return path
@@ -97,30 +105,40 @@ def ensure_duckdb(spec: DatabaseSpec, seed: int = 0, scale: int = 1) -> Path:
     with _locked(path):
         if path.exists():
             return path
-        workdir = Path(tempfile.mkdtemp(dir=path.parent, suffix=".building"))
-        target = workdir / path.name
-        try:
-            reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-            writer = duckdb.connect(str(target))
-            for statement in spec.ddl("duckdb"):
-                writer.execute(statement)
-            for table in spec.tables:
-                csv_path = workdir / f"{table.name}.csv"
-                with open(csv_path, "w", encoding="utf-8") as out:
-                    out.writelines(",".join(_csv_field(v) for v in row) + "\n" for row in reader.execute(f"SELECT * FROM {table.name}"))
-                writer.execute(f"COPY {table.name} FROM '{csv_path}' (FORMAT csv, HEADER false, NULLSTR '\\N', "
-                               "QUOTE '\"', ESCAPE '\"')")
-                csv_path.unlink()
-            writer.execute("CHECKPOINT")
-            writer.close()
-            reader.close()
-            os.chmod(target, 0o444)
-            os.replace(target, path)
-        finally:
-            for leftover in workdir.iterdir():
-                leftover.unlink()
-            workdir.rmdir()
+        with building(f"the SQL database {spec.name!r} (DuckDB)", path, estimate="seconds, up to half a minute",
+                      unit="tables written") as progress:
+            _build_duckdb(spec, source, path, progress)
     return path
+
+
+def _build_duckdb(spec: DatabaseSpec, source: Path, path: Path, progress: BuildProgress) -> None:
+    """Copy every table of the SQLite build `source` into a DuckDB file, then rename it to `path`."""
+    import duckdb
+
+    workdir = Path(tempfile.mkdtemp(dir=path.parent, suffix=".building"))
+    target = workdir / path.name
+    try:
+        reader = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        writer = duckdb.connect(str(target))
+        for statement in spec.ddl("duckdb"):
+            writer.execute(statement)
+        for table in spec.tables:
+            csv_path = workdir / f"{table.name}.csv"
+            with open(csv_path, "w", encoding="utf-8") as out:
+                out.writelines(",".join(_csv_field(v) for v in row) + "\n" for row in reader.execute(f"SELECT * FROM {table.name}"))
+            writer.execute(f"COPY {table.name} FROM '{csv_path}' (FORMAT csv, HEADER false, NULLSTR '\\N', "
+                           "QUOTE '\"', ESCAPE '\"')")
+            csv_path.unlink()
+            progress.advance()
+        writer.execute("CHECKPOINT")
+        writer.close()
+        reader.close()
+        os.chmod(target, 0o444)
+        os.replace(target, path)
+    finally:
+        for leftover in workdir.iterdir():
+            leftover.unlink()
+        workdir.rmdir()
 
 
 READER_ROLE = "agentgym_reader"
