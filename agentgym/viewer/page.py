@@ -17,7 +17,8 @@ from importlib import resources
 from typing import Any
 
 from agentgym.viewer import stats, svg
-from agentgym.viewer.runs import Run, gold_of
+from agentgym.viewer.gold import GoldLookup
+from agentgym.viewer.runs import Run
 
 # What each reward-breakdown term means, shown beside its value (agentgym.env._final_breakdown).
 TERMS = {
@@ -195,18 +196,30 @@ def finite(data: Any) -> Any:
     return data
 
 
-def episode_payload(run: Run, index: int) -> dict[str, Any]:
-    """One episode as the page shows it: its record, the gold fields the record holds, and its table row.
+_SHARED_LOOKUP = GoldLookup()
+
+
+def episode_payload(run: Run, index: int, gold: GoldLookup | None = None) -> dict[str, Any]:
+    """One episode as the page shows it: its record, its table row, and the gold answer and solution looked
+    up in the env's task set (`gold`, default a process-wide lookup; see `agentgym.viewer.gold`).
+
+    The payload's `gold` holds the gold fields found (empty when none), `gold_source` where they came from,
+    and `gold_missing` why there are none.
 
     Raises:
         IndexError: no such episode.
     """
     record = run.episode(index)
-    payload: dict[str, Any] = finite({"record": record, "gold": gold_of(record), "row": run.rows[index]})
+    found = (gold or _SHARED_LOOKUP).gold(run, record)
+    payload: dict[str, Any] = finite({"record": record, "gold": found["fields"],
+                                      "gold_source": found.get("source"), "gold_missing": found.get("missing"),
+                                      "row": run.rows[index]})
     return payload
 
 
 def static_report(runs: list[Run]) -> str:
-    """One self-contained HTML file over `runs`: every episode embedded, no server, no network."""
-    episodes = [[episode_payload(run, index) for index in range(len(run.rows))] for run in runs]
+    """One self-contained HTML file over `runs`: every episode embedded (gold included where the env's task set
+    is here), no server, no network."""
+    lookup = GoldLookup()
+    episodes = [[episode_payload(run, index, lookup) for index in range(len(run.rows))] for run in runs]
     return page(runs, static_data={**rows_payload(runs), "episodes": episodes})

@@ -74,6 +74,15 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else json.dumps(value, ensure_ascii=False))
 
 
+def diagnosis_label(diagnosis: Any) -> str:
+    """The table's diagnosis text: the episode label then any domain labels ("wrong_answer; sql_parse_error")
+    for a diagnosis dict (`info["diagnosis"]`, see docs/diagnosis.md); a string as it is; else ''."""
+    if isinstance(diagnosis, Mapping):
+        labels = [diagnosis.get("episode"), *(diagnosis.get("domain") or [])]
+        return "; ".join(str(label) for label in labels if label not in (None, ""))
+    return diagnosis if isinstance(diagnosis, str) else ""
+
+
 def index_row(record: Mapping[str, Any], threshold: float) -> dict[str, Any]:
     """The table row of one trajectory record: only the small fields, all of plain JSON types."""
     breakdown = record.get("reward_breakdown")
@@ -85,7 +94,7 @@ def index_row(record: Mapping[str, Any], threshold: float) -> dict[str, Any]:
         else False,
         "reward": _number(record.get("reward")), "turns": int(_number(record.get("turns"))),
         "tool_calls": int(_number(record.get("tool_calls"))), "tool_errors": int(_number(record.get("tool_errors"))),
-        "diagnosis": _text(record.get("diagnosis")),
+        "diagnosis": diagnosis_label(record.get("diagnosis")),
         "error": _text(record.get("error")),
         "answer_score": _number(breakdown.get("answer"), float("nan")) if isinstance(breakdown, Mapping)
         else float("nan"),

@@ -1,7 +1,8 @@
 """The viewer's HTTP server: the standard library's threading server, bound to 127.0.0.1 only.
 
 Routes: `/` (the page), `/api/rows` (every run's episode index), `/api/episode?run=R&index=I` (one episode,
-read from disk when asked). Responses carry a Content-Security-Policy and `nosniff`; nothing is written.
+read from disk when asked, with its gold looked up in the env's task set). Responses carry a
+Content-Security-Policy and `nosniff`; nothing is written.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from agentgym.viewer.gold import GoldLookup
 from agentgym.viewer.page import episode_payload, page, plots_document, rows_payload
 from agentgym.viewer.runs import Run
 
@@ -35,6 +37,7 @@ class ViewerServer(ThreadingHTTPServer):
         self._rows: bytes | None = None
         self._plots: dict[int, bytes] = {}
         self._lock = threading.Lock()
+        self.gold = GoldLookup()
         super().__init__((HOST, port), _Handler)
 
     @property
@@ -110,7 +113,7 @@ class _Handler(BaseHTTPRequestHandler):
                 episode_index = int(query.get("index", [""])[0])
                 if not 0 <= run_index < len(self.server.runs):
                     raise IndexError(f"there are runs 0..{len(self.server.runs) - 1}, not {run_index}")
-                payload = episode_payload(self.server.runs[run_index], episode_index)
+                payload = episode_payload(self.server.runs[run_index], episode_index, self.server.gold)
             except ValueError:
                 self._error(HTTPStatus.BAD_REQUEST, "give run=R&index=I as integers")
                 return

@@ -9,7 +9,7 @@
   let all = [];          // one object per episode of every run: {run, index, ...row}
   let shown = [];        // after the filters
   let page = 0;
-  const filters = {run: "", env: "", family: "", difficulty: "", split: "", success: "", text: ""};
+  const filters = {run: "", env: "", family: "", difficulty: "", split: "", success: "", diagnosis: "", text: ""};
 
   function el(tag, props, children) {
     const node = document.createElement(tag);
@@ -63,6 +63,7 @@
     }
     box.appendChild(select("success", "success", [{value: "true", text: "succeeded"},
       {value: "false", text: "failed"}]));
+    box.appendChild(select("diagnosis", "diagnosis", distinct("diagnosis").map((value) => ({value: value, text: value || "(none)"}))));
     box.appendChild(el("input", {id: "filter-text", type: "search", placeholder: "task id or diagnosis",
       "aria-label": "search", on: {input: (event) => { filters.text = event.target.value.toLowerCase(); page = 0; apply(); }}}));
   }
@@ -74,6 +75,7 @@
       (filters.difficulty === "" || row.difficulty === filters.difficulty) &&
       (filters.split === "" || row.split === filters.split) &&
       (filters.success === "" || String(row.success) === filters.success) &&
+      (filters.diagnosis === "" || row.diagnosis === filters.diagnosis) &&
       (filters.text === "" || row.task.toLowerCase().includes(filters.text) ||
         row.diagnosis.toLowerCase().includes(filters.text)));
     renderTable();
@@ -141,10 +143,11 @@
     const table = typeof text === "string" ? markdownTable(text) : null;
     return table || el("pre", {text: typeof text === "string" ? text : JSON.stringify(text, null, 2)});
   }
-  function message(msg) {
+  function message(msg, turn) {
     const role = String(msg.role || "?");
-    const parts = [el("div", {cls: "role", text: role + (msg.name ? " · " + msg.name : "") +
-      (msg.tool_call_id ? " (" + msg.tool_call_id + ")" : "")})];
+    const parts = [el("div", {cls: "role"}, [el("span", {text: role + (msg.name ? " · " + msg.name : "") +
+      (msg.tool_call_id ? " (" + msg.tool_call_id + ")" : "")}),
+      turn ? el("span", {cls: "turn-label", title: "diagnosis of this turn", text: "turn " + turn.number + ": " + turn.label}) : null])];
     parts.push(content(msg.content));
     for (const call of msg.tool_calls || []) {
       const fn = call.function || {};
@@ -178,8 +181,9 @@
     const goldKeys = Object.keys(payload.gold || {});
     const gold = el("div", {cls: "gold"}, goldKeys.length ? goldKeys.map((key) => el("div", null, [
       el("div", {cls: "role", text: "gold " + key}), content(typeof payload.gold[key] === "string" ?
-        payload.gold[key] : JSON.stringify(payload.gold[key]))])) :
-      [el("p", {cls: "note", text: "This run file holds no gold answer or solution for the episode."})]);
+        payload.gold[key] : JSON.stringify(payload.gold[key]))])).concat(
+        [el("p", {cls: "note", text: "from " + String(payload.gold_source || "?")})]) :
+      [el("p", {cls: "note gold-missing", text: "gold not available: " + String(payload.gold_missing || "no task found")})]);
     const submitted = [];
     for (const msg of record.messages || []) for (const call of msg.tool_calls || []) {
       const name = String((call.function || {}).name || "");
@@ -188,7 +192,15 @@
     const side = el("div", {cls: "side"}, [el("h3", {text: "Agent's submission"}),
       submitted.length ? el("div", null, submitted) : el("p", {cls: "note", text: "The agent never submitted."}),
       el("h3", {text: "Gold"}), gold, el("h3", {text: "Reward breakdown"}), terms]);
-    const conversation = el("div", {cls: "conversation"}, (record.messages || []).map(message));
+    // turn k of the diagnosis is the k-th assistant message (one action per turn)
+    const diagnosis = record.diagnosis && typeof record.diagnosis === "object" ? record.diagnosis : {};
+    const turnLabels = Array.isArray(diagnosis.turns) ? diagnosis.turns : [];
+    let turns = 0;
+    const conversation = el("div", {cls: "conversation"}, (record.messages || []).map((msg) => {
+      if (msg.role !== "assistant") return message(msg, null);
+      turns++;
+      return message(msg, turns <= turnLabels.length ? {number: turns, label: String(turnLabels[turns - 1])} : null);
+    }));
     return el("div", {cls: "episode-view"}, [head, el("div", {cls: "ep-body"}, [conversation, side])]);
   }
   async function openEpisode(run, index) {

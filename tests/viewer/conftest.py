@@ -130,3 +130,36 @@ def explored_run(runs_root: Path, oracle_run: Path) -> Path:
     lines[0] = json.dumps(record)
     (out / "trajectories.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return out
+
+
+@pytest.fixture(scope="session")
+def diagnosed_run(runs_root: Path, random_run: Path) -> Path:
+    """The random run's first episode with the diagnosis the env itself gives those actions (played again on
+    SQL-v0: `info["diagnosis"]` of the last step), in case the run's records do not carry one yet."""
+    import gymnasium as gym
+
+    import agentgym  # noqa: F401  (registers SQL-v0)
+
+    lines = (random_run / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    if not isinstance(record.get("diagnosis"), dict):
+        env = gym.make("SQL-v0", max_turns=4)
+        env.reset(options={"task_id": record["task_id"]})
+        info: dict[str, Any] = {}
+        for message in record["messages"][2:]:
+            if message["role"] != "assistant":
+                continue
+            calls = message.get("tool_calls") or []
+            action = message.get("content") or "" if not calls else "".join(
+                "<tool_call>" + json.dumps({"name": call["function"]["name"],
+                                            "arguments": json.loads(call["function"]["arguments"] or "{}")})
+                + "</tool_call>" for call in calls)
+            *_, info = env.step(action)
+        env.close()
+        record["diagnosis"] = info["diagnosis"]
+    out = runs_root / "diagnosed"
+    out.mkdir()
+    shutil.copy(random_run / "run.json", out / "run.json")
+    missing = {**json.loads(lines[1]), "env_id": "Nowhere-v0"}  # an env no installed plugin provides
+    (out / "trajectories.jsonl").write_text(json.dumps(record) + "\n" + json.dumps(missing) + "\n", encoding="utf-8")
+    return out

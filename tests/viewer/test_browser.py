@@ -67,7 +67,12 @@ def test_filter_open_and_compare(browser: Any, oracle_run: Path, random_run: Pat
         text = view.inner_text()
         assert "success" in text and "→ submit" in text  # the tool call with its name
         assert "the verifier's score" in text  # the breakdown term explained
-        assert "holds no gold answer" in text  # eval records carry none, and none is invented
+        # the gold, looked up in SQL-v0's task set (the record holds none), beside the agent's submission
+        side = view.locator(".side").inner_text().lower()  # the role labels are shown upper-case
+        assert "gold answer" in side and "gold solution" in side and "from sql-v0's task set" in side
+        assert side.index("agent's submission") < side.index("gold solution")
+        submitted = view.locator(".side pre.json").first.inner_text()  # the oracle submits the gold solution
+        assert submitted.split(" ", 1)[0] in view.locator(".gold").inner_text()
         page.screenshot(path=str(tmp_path / "episode.png"), full_page=True)
         # the same task in the other run, side by side
         page.locator(".compare-button").first.click()
@@ -158,6 +163,33 @@ def test_ten_thousand_episodes_open_in_under_two_seconds(browser: Any, big_run: 
         page.screenshot(path=str(tmp_path / "big.png"))
         assert elapsed < 2.0, f"the 10,000-episode run took {elapsed:.2f} s to open"
         assert total < 4.0, f"opening one of its episodes took until {total:.2f} s"
+        assert problems == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_diagnosis_labels_and_missing_gold(browser: Any, diagnosed_run: Path, tmp_path: Path) -> None:
+    import json
+
+    record = json.loads((diagnosed_run / "trajectories.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    server = _serve([diagnosed_run])
+    try:
+        page, problems = _open(browser, server.url)
+        first = page.locator("#episodes tbody tr").first
+        assert record["diagnosis"]["episode"] in first.inner_text()  # the episode label in the table
+        page.select_option("#filter-diagnosis", label=record["diagnosis"]["episode"])
+        assert page.locator("#count").inner_text() == "1 of 2 episodes"
+        first.click()
+        page.locator(".episode-view").wait_for()
+        labels = page.locator(".msg.assistant .turn-label").all_inner_texts()
+        assert labels == [f"turn {number}: {label}" for number, label in
+                          enumerate(record["diagnosis"]["turns"], start=1)]
+        page.screenshot(path=str(tmp_path / "diagnosed.png"), full_page=True)
+        page.select_option("#filter-diagnosis", "")
+        page.locator("#episodes tbody tr").nth(1).click()
+        page.locator(".gold-missing").wait_for()
+        assert "gold not available: Nowhere-v0 is not installed here" in page.locator(".gold").inner_text()
         assert problems == []
     finally:
         server.shutdown()

@@ -15,7 +15,7 @@ from conftest import PAYLOADS
 from agentgym.cli import main
 from agentgym.viewer import stats
 from agentgym.viewer.page import episode_payload, explain, static_report
-from agentgym.viewer.runs import load_run, load_runs
+from agentgym.viewer.runs import diagnosis_label, load_run, load_runs
 
 
 def test_index_matches_the_trajectories_and_episodes_are_read_on_demand(oracle_run: Path) -> None:
@@ -25,12 +25,37 @@ def test_index_matches_the_trajectories_and_episodes_are_read_on_demand(oracle_r
     assert all(row["success"] and row["reward"] == 1.0 for row in run.rows)
     payload = episode_payload(run, 3)
     assert payload["record"] == records[3]
-    assert payload["gold"] == {}  # eval records carry no gold answer: none is invented
+    assert "answer" not in payload["record"] and "solution" not in payload["record"]  # eval records hold no gold
 
 
-def test_gold_is_shown_only_from_the_record(hostile_run: Path) -> None:
-    payload = episode_payload(load_run(hostile_run), 0)
-    assert set(payload["gold"]) == {"answer", "solution"}
+def test_gold_is_looked_up_in_the_envs_task_set(oracle_run: Path) -> None:
+    import gymnasium as gym
+
+    run = load_run(oracle_run)
+    env = gym.make("SQL-v0")
+    task = env.unwrapped.task_set.get(run.rows[2]["task"])
+    env.close()
+    payload = episode_payload(run, 2)
+    assert payload["gold"] == json.loads(json.dumps({"answer": task.answer, "solution": task.solution}))
+    assert payload["gold"]["solution"][0]["name"].startswith("submit")
+    assert payload["gold_source"] == "SQL-v0's task set on this machine" and payload["gold_missing"] is None
+
+
+def test_gold_not_available_says_why(diagnosed_run: Path, hostile_run: Path) -> None:
+    payload = episode_payload(load_run(diagnosed_run), 1)  # env_id Nowhere-v0
+    assert payload["gold"] == {} and "Nowhere-v0 is not installed here" in payload["gold_missing"]
+    # a task id the task set lacks (the hostile run appended markup to each): the gold the record holds
+    hostile = episode_payload(load_run(hostile_run), 0)
+    assert set(hostile["gold"]) == {"answer", "solution"} and hostile["gold_source"] == "the run file"
+
+
+def test_diagnosis_labels_reach_the_table(diagnosed_run: Path) -> None:
+    run = load_run(diagnosed_run)
+    diagnosis = run.episode(0)["diagnosis"]
+    assert run.rows[0]["diagnosis"].split("; ")[0] == diagnosis["episode"] != ""
+    assert diagnosis_label({"episode": "wrong_answer", "domain": ["sql_parse_error"]}) == \
+        "wrong_answer; sql_parse_error"
+    assert diagnosis_label("free text") == "free text" and diagnosis_label(None) == ""
 
 
 def test_a_cut_last_line_is_skipped_not_fatal(tmp_path: Path, oracle_run: Path) -> None:
