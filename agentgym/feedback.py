@@ -287,7 +287,7 @@ class Feedback:
             raise ValueError("feedback_stats is read only with feedback='adaptive'; drop it or set "
                              "feedback='adaptive'")
         self.stats = stats if stats is not None else (FeedbackStats() if mode == "adaptive" else None)
-        self.level = 2
+        self.level = self.stats.start_level if self.stats is not None else 2
         self.family = ""
         self._results: dict[tuple[str, str], str] = {}
 
