@@ -141,6 +141,12 @@ class FhirEnv(ToolEnv):
         assert self.task is not None
         return fhir_labels(self.task, self.state, turns, score)
 
+    def feedback_hints(self, call: Any, outcome: Any, view: Any) -> list[Any]:
+        """FHIR-v0's hints (`agentgym_fhir.feedback`, docs/feedback.md): never a gold resource id or value."""
+        from agentgym_fhir.feedback import hints
+
+        return hints(call, outcome, view)
+
     def execute_code(self, code: str, state: Any) -> str:
         from agentgym_fhir.codeact import run_code
 
