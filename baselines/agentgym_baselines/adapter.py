@@ -46,6 +46,7 @@ import pydantic
 from agentgym.actions import CODE_TOOL
 from agentgym.diagnosis import CallRecord, TurnRecord, label_turns
 from agentgym.env import CODE_SYSTEM_SUFFIX, ToolEnv
+from agentgym.rollout import episode_success
 from agentgym.tools import Tool
 
 from agentgym_baselines.credit import Invocation
@@ -281,6 +282,8 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._step_records: list[TurnRecord] = []   # what this side saw of each env step (remote fallback)
         self._diagnosis: dict[str, Any] | None = None  # the final info's diagnosis
         self._env_turns = 0
+        self._success = False  # the episode ended with a submission the verifier accepted (`episode_success`)
+        self._curriculum: Any = None  # the CurriculumStream the row was drawn from, until the outcome is reported
 
     def __reduce__(self) -> tuple[Any, tuple[()]]:
         return type(self), ()
@@ -297,11 +300,24 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._started, self._done, self._submitted, self._reward = False, False, False, 0.0
         self._calls, self._failures, self._invocations = {}, {}, 0
         self._invocation_log, self._step_records, self._diagnosis, self._env_turns = [], [], None, 0
+        self._success, self._curriculum = False, None
+        if "curriculum" in row:  # a row drawn by a curriculum (task_dataset(..., sampler=...)): report back to it
+            from agentgym_baselines.task_stream import DRAW_COLUMN, stream_of
+
+            self._curriculum = stream_of(row)
+            if self._curriculum is not None:
+                self._curriculum.started(int(row[DRAW_COLUMN]))
         if self._code_runner is not None:
             self._code_runner.reset()
 
     def get_reward(self) -> float:
-        """The verifier's score of the episode (with the env's reward weights); 0.0 if nothing was submitted."""
+        """The verifier's score of the episode (with the env's reward weights); 0.0 if nothing was submitted.
+
+        TRL calls it once per finished rollout; for a row drawn by a curriculum, the first call also reports the
+        episode's success and diagnosis to the curriculum (an episode the trainer ended counts as a failure)."""
+        if self._curriculum is not None and self._task_id is not None:
+            curriculum, self._curriculum = self._curriculum, None
+            curriculum.finished(self._task_id, self._success, self._diagnosis)
         return self._reward if self._done else 0.0
 
     # --------------------------------------------------------------------------------- helpers (private)
@@ -322,6 +338,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         if terminated or truncated:
             self._done, self._submitted, self._reward = True, bool(terminated), float(reward)
             self._diagnosis = info.get("diagnosis")
+            self._success = episode_success(info.get("reward_breakdown", {}), terminated=bool(terminated))
             if self._invocation_log:
                 self._invocation_log[-1].ended = True
         if failed:
@@ -367,7 +384,8 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
 
     def _episode_stats(self) -> dict[str, Any]:
         return {"calls": dict(self._calls), "failures": dict(self._failures), "submitted": self._submitted,
-                "reward": self.get_reward(), "env_turns": self._env_turns if self._started else 0}
+                "reward": self._reward if self._done else 0.0, "success": self._success,
+                "env_turns": self._env_turns if self._started else 0}
 
 
 def _close_episode_resources(env: gym.Env[Any, Any], code_runner: Any) -> None:
@@ -627,8 +645,13 @@ def system_prompt(env: ToolEnv, *, codeact: bool = False) -> str:
 
 
 def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = False, limit: int | None = None,
-                 remote: str | None = None, remote_token: str | None = None, **env_kwargs: Any) -> Any:
+                 remote: str | None = None, remote_token: str | None = None, sampler: Any = None,
+                 sampler_options: Mapping[str, Any] | None = None, **env_kwargs: Any) -> Any:
     """A `datasets.Dataset` of `env_id`'s tasks: `prompt` (system and user chat messages) and `task_id`.
+
+    With `sampler`, an endless `datasets.IterableDataset` instead, whose rows a curriculum draws as the trainer
+    reads them, and which the adapter's environments tell each rollout's outcome (`task_stream`; the trainer
+    needs `max_steps`).
 
     Args:
         env_id: A registered agentgym env.
@@ -638,6 +661,9 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
         remote: An `agentgym serve` URL the episodes will run on: the rows are built here (with `env_kwargs`, the
             server's `--env-arg` values), after checking that the server holds the same tasks.
         remote_token: The server's bearer token (default: `$AGENTGYM_SERVE_TOKEN`).
+        sampler: A curriculum name (`agentgym.curriculum.SAMPLERS`: "uniform", "mixed-outcome", ...) or a
+            `TaskSampler` built over (some of) this split's tasks.
+        sampler_options: `make_sampler` options when `sampler` is a name (`seed`, `group_size`, ...).
         **env_kwargs: Passed to `gymnasium.make` (use the same as for `environment_factory`).
 
     The gold answer is never in the dataset: the prompt is what the model may see.
@@ -653,11 +679,17 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
             check_remote_tasks(env_id, remote, remote_token, tool_env)
         tasks = list(tool_env.task_set.filter(split=split))[:limit]
         system = system_prompt(tool_env, codeact=codeact)
-        rows = {
-            "prompt": [[{"role": "system", "content": system}, {"role": "user", "content": task.prompt}]
-                       for task in tasks],
-            "task_id": [task.id for task in tasks],
-        }
+
+
+        def row(task: Any) -> dict[str, Any]:
+            return {"prompt": [{"role": "system", "content": system}, {"role": "user", "content": task.prompt}],
+                    "task_id": task.id}
+
+        if sampler is not None:
+            from agentgym_baselines.task_stream import curriculum_dataset
+
+            return curriculum_dataset(tasks, row, sampler, sampler_options)
+        rows = {"prompt": [row(task)["prompt"] for task in tasks], "task_id": [task.id for task in tasks]}
     finally:
         env.close()
     return Dataset.from_dict(rows)

@@ -1,0 +1,168 @@
+"""Curriculum-driven training data for TRL: task rows drawn, one group at a time, by an `agentgym.curriculum`
+sampler, and the outcomes of the rollouts fed back to it.
+
+`task_dataset(ENV, sampler=NAME_OR_SAMPLER)` returns a `CurriculumDataset`: an endless `datasets.IterableDataset`
+whose rows (`prompt`, `task_id`, and the two control columns `curriculum` and `draw`) are drawn when the trainer's
+data loader asks for them, not before. TRL repeats each row `num_generations` times, so one draw is one group.
+`AgentGymEnvironment.reset(**row)` tells the stream that the row's group started; `get_reward()`, which TRL calls
+once per finished rollout, reports the rollout's success and the env's diagnosis to the sampler.
+
+Why a stream: TRL's own sampler fixes a permutation of the tasks at the start of each epoch, so a curriculum
+could not react to outcomes. The data loader reads a little ahead of training (a generation batch or so), so a
+draw sees the outcomes of every batch but the one or two before it.
+
+Resuming: `CurriculumStream.state_dict()` holds the sampler's state and the rows drawn but not started yet (the
+read-ahead). A stream restored from it first yields those rows again, then continues drawing, so a resumed run
+sees the same rows as an uninterrupted one. The trainer's own data skipping must be off (`ignore_data_skip`),
+which `agentgym train` sets. `shuffle()` is a no-op (TRL calls it): a shuffle buffer would draw far ahead.
+
+Limits: one training process (under several processes each would hold its own sampler and groups would split).
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from datasets import Dataset, IterableDataset
+from datasets.info import DatasetInfo
+from datasets.iterable_dataset import ExamplesIterable
+
+from agentgym.curriculum import TaskSampler, make_sampler
+from agentgym.tasks import Task
+
+CURRICULUM_COLUMN = "curriculum"  # the stream's key, so the env finds the stream to report to
+DRAW_COLUMN = "draw"  # the draw's index in the stream, shared by the rows of one group
+
+_STREAMS: weakref.WeakValueDictionary[str, CurriculumStream] = weakref.WeakValueDictionary()
+
+
+class CurriculumStream:
+    """Rows drawn by `sampler`, one per group, and the outcomes reported back to it.
+
+    Args:
+        sampler: The curriculum.
+        row: Builds a task's dataset row (its `prompt` and `task_id`; never the answer).
+    """
+
+    def __init__(self, sampler: TaskSampler, row: Callable[[Task], dict[str, Any]]) -> None:
+        self.sampler = sampler
+        self.key = uuid.uuid4().hex
+        self._row = row
+        self._by_id = {task.id: task for task in sampler.tasks}
+        self.draws = 0
+        self._pending: list[tuple[int, str]] = []  # yielded, not started yet: (draw index, task id)
+        self._replay: list[tuple[int, str]] = []   # restored from a checkpoint: yield these before drawing
+        _STREAMS[self.key] = self
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """Endless rows: replayed ones first, then a new draw each time one is asked for."""
+        while True:
+            if self._replay:
+                index, task_id = self._replay.pop(0)
+                task = self._by_id[task_id]
+            else:
+                task = self.sampler.sample(1)[0]
+                index = self.draws
+                self.draws += 1
+            self._pending.append((index, task.id))
+            yield {**self._row(task), CURRICULUM_COLUMN: self.key, DRAW_COLUMN: index}
+
+    def started(self, draw: int) -> None:
+        """The group of draw `draw` is being rolled out (so it, and every earlier draw, is no longer pending)."""
+        self._pending = [entry for entry in self._pending if entry[0] > draw]
+
+    def finished(self, task_id: str, success: bool, diagnosis: Mapping[str, Any] | None) -> None:
+        """One rollout of `task_id` ended; the sampler learns its outcome."""
+        self.sampler.update(task_id, success, diagnosis=diagnosis)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The sampler's state, the draw count and the drawn rows not started yet (JSON-able)."""
+        waiting = self._pending + self._replay
+        return {"sampler": self.sampler.state_dict(), "draws": self.draws,
+                "pending": [[index, task_id] for index, task_id in waiting]}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore a `state_dict()`: the next rows are the saved pending ones, then new draws."""
+        self.sampler.load_state_dict(state["sampler"])
+        self.draws = int(state["draws"])
+        unknown = [task_id for _, task_id in state["pending"] if task_id not in self._by_id]
+        if unknown:
+            raise ValueError(f"the saved curriculum state names tasks this run does not have ({unknown[:3]}); "
+                             f"resume with the same env, split and tasks")
+        self._replay = [(int(index), str(task_id)) for index, task_id in state["pending"]]
+        self._pending = []
+
+
+class CurriculumDataset(IterableDataset):  # type: ignore[misc]
+    """An endless dataset whose rows a curriculum draws as they are read; `stream` is its `CurriculumStream`."""
+
+    stream: CurriculumStream
+
+    def shuffle(self, *args: Any, **kwargs: Any) -> CurriculumDataset:
+        """No-op: the curriculum chooses the order (a shuffle buffer would draw rows long before they are used)."""
+        return self
+
+
+def stream_of(row: Mapping[str, Any]) -> CurriculumStream | None:
+    """The stream a dataset row came from (None for a row of a plain task dataset)."""
+    key = row.get(CURRICULUM_COLUMN)
+    if key is None:
+        return None
+    stream = _STREAMS.get(str(key))
+    if stream is None:
+        raise RuntimeError("this row comes from a curriculum dataset that no longer exists; keep the dataset "
+                           "returned by task_dataset(..., sampler=...) alive while training")
+    return stream
+
+
+def _generate(key: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    stream = _STREAMS.get(key)
+    if stream is None:
+        raise RuntimeError("the curriculum stream of this dataset is gone; rebuild it with task_dataset(...)")
+    yield from zip(itertools.count(), stream.rows())
+
+
+def curriculum_dataset(tasks: Sequence[Task], row: Callable[[Task], dict[str, Any]], sampler: str | TaskSampler,
+                       options: Mapping[str, Any] | None = None) -> CurriculumDataset:
+    """A `CurriculumDataset` over `tasks` (see the module docstring).
+
+    Args:
+        tasks: The tasks the rows may be of.
+        row: Builds a task's row (`prompt`, `task_id`).
+        sampler: A curriculum name (`agentgym.curriculum.SAMPLERS`) or a sampler over (some of) `tasks`.
+        options: Keyword options for `make_sampler` when `sampler` is a name (`seed`, `group_size`, ...).
+    """
+    if isinstance(sampler, str):
+        chosen = make_sampler(sampler, tasks, **dict(options or {}))
+    else:
+        if options:
+            raise ValueError("sampler options are for a sampler given by name; pass them to make_sampler instead")
+        known = {task.id for task in tasks}
+        foreign = [task.id for task in sampler.tasks if task.id not in known]
+        if foreign:
+            raise ValueError(f"the sampler holds tasks that are not in this dataset's env and split "
+                             f"({', '.join(foreign[:3])}); build it from the same tasks")
+        chosen = sampler
+    stream = CurriculumStream(chosen, row)
+    example = {**row(chosen.tasks[0]), CURRICULUM_COLUMN: stream.key, DRAW_COLUMN: 0}
+    features = Dataset.from_list([example]).features
+    dataset = CurriculumDataset(ExamplesIterable(_generate, {"key": stream.key}), info=DatasetInfo(features=features))
+    dataset.stream = stream
+    return dataset
+
+
+def group_outcome_metrics(rewards: Sequence[float], successes: Sequence[bool], group_size: int) -> dict[str, float]:
+    """Shares of the batch's groups (consecutive runs of `group_size` rollouts of one task):
+    `groups/mixed_outcome_share`, groups holding both a success and a failure; `groups/zero_advantage_share`,
+    groups whose rewards are all equal (their advantages are all 0). Empty when the batch is not whole groups."""
+    if group_size < 1 or not rewards or len(rewards) % group_size or len(successes) != len(rewards):
+        return {}
+    groups = range(0, len(rewards), group_size)
+    mixed = sum(1 for start in groups if len(set(successes[start:start + group_size])) == 2)
+    equal = sum(1 for start in groups if max(rewards[start:start + group_size]) - min(
+        rewards[start:start + group_size]) <= 1e-9)
+    return {"groups/mixed_outcome_share": mixed / len(groups), "groups/zero_advantage_share": equal / len(groups)}
