@@ -403,7 +403,9 @@ def evaluate(
         tool_schemas[record.id] = inner.tool_schemas
         turn_limit = max(turn_limit, int(inner.max_turns))
         env.close()
-        run_kwargs = dict(listing_kwargs) if chosen_split == "all" else {**listing_kwargs, "split": chosen_split}
+        # a served env (remote=URL) was made by the server: its episodes are picked by task id alone
+        served = chosen_split == "all" or "remote" in listing_kwargs
+        run_kwargs = dict(listing_kwargs) if served else {**listing_kwargs, "split": chosen_split}
         records_by_env[record.id] = EnvSpec(record.id, record.entry_point, record.kwargs, run_kwargs)
     identity = {
         "envs": list(records_by_env), "agent": agent, "agent_options": dict(agent_options or {}), "seed": seed,
@@ -514,11 +516,15 @@ def evaluate(
 @click.option("--perturb", default=None, metavar="KIND[,KIND]",
               help="Also run with these perturbations (agentgym.wrappers) and compare clean and perturbed success.")
 @click.option("--perturb-seed", default=0, show_default=True, help="Seed of the perturbations.")
+@click.option("--remote", default=None, metavar="URL",
+              help="Play every episode on the env served at URL (agentgym serve ENV); recorded in run.json.")
+@click.option("--token", default=None, help="The served env's token (default: $AGENTGYM_SERVE_TOKEN). Never written.")
 def eval_command(envs: str, agent: str, n: int, per_family: int, split: str | None, k: int, samples: int | None, max_turns: int | None, workers: int,
                  backend: str, ray_address: str | None, out: Path, tasks: str | None, env_args: tuple[str, ...],
                  agent_args: tuple[str, ...], base_url: str | None, api_key: str | None, seed: int,
                  max_repeats: int, success_threshold: float, allow_weak_isolation: bool, bootstrap: int,
-                 no_progress: bool, no_plots: bool, perturb: str | None, perturb_seed: int) -> None:
+                 no_progress: bool, no_plots: bool, perturb: str | None, perturb_seed: int, remote: str | None,
+                 token: str | None) -> None:
     """Evaluate an agent on one or more envs (ENV or ENV1,ENV2); write RUN/trajectories.jsonl,
     summary.json, report.md and plots. Re-running the same command resumes.
 
@@ -528,6 +534,7 @@ def eval_command(envs: str, agent: str, n: int, per_family: int, split: str | No
       agentgym eval SQL-v0,FHIR-v0 --agent openai:Qwen/Qwen3-8B --base-url http://localhost:8000/v1 \\
           --n 200 --k 4 --max-turns 10 --workers 16 --out runs/qwen
       agentgym eval SQL-v0 --agent hf:./checkpoint --tasks my_tasks.jsonl --env-arg split=test --out runs/ckpt
+      agentgym eval SQL-v0 --remote ws://envhost:8000 --token "$SECRET" --agent oracle --n 20 --out runs/served
     """
     from agentgym.cli import parse_assignments
 
@@ -541,6 +548,10 @@ def eval_command(envs: str, agent: str, n: int, per_family: int, split: str | No
     if not env_ids:
         raise click.BadParameter("name at least one env, e.g. SQL-v0 or SQL-v0,FHIR-v0")
     base_args = parse_assignments(env_args)
+    if remote is not None:
+        from agentgym.serving.cli import remote_env_args
+
+        base_args.update(remote_env_args(remote, token, env_ids, agent))
     runs: list[tuple[Path, dict[str, Any]]] = [(Path(out), base_args)]
     if perturb:
         from agentgym.wrappers import PERTURBATIONS

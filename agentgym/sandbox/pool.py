@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from agentgym.sandbox.base import Sandbox, SandboxError, WorkerLost
 
@@ -19,6 +19,17 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 logger = logging.getLogger(__name__)
+
+
+class PoolStats(TypedDict):
+    """What a pool holds at one moment (`SandboxPool.stats`, `pool_stats`)."""
+
+    size: int  # sandboxes the pool keeps
+    idle: int  # ready to be acquired now
+    in_use: int  # acquired and not yet released
+    closed: bool  # closed pools hold nothing and refuse acquire
+    backend: str  # the backend asked for: "docker", "local", or "auto" (see `Sandbox.create`)
+    backends: list[str]  # the backends its sandboxes actually run on (an "auto" pool says which it chose)
 
 
 class SandboxPool:
@@ -97,6 +108,14 @@ class SandboxPool:
             self._idle.append(sandbox)
             self._condition.notify()
 
+    def stats(self) -> PoolStats:
+        """How many sandboxes are idle and in use, and on which backend (a consistent snapshot)."""
+        with self._condition:
+            held, idle, closed = list(self._all), len(self._idle), self._closed
+        return PoolStats(size=self.size, idle=idle, in_use=len(held) - idle, closed=closed,
+                         backend=str(self.create_kwargs.get("backend", "auto")),
+                         backends=sorted({sandbox.backend for sandbox in held}))
+
     def close(self) -> None:
         """Destroy every sandbox of the pool, in use or not (idempotent)."""
         with self._condition:
@@ -128,6 +147,15 @@ def get_pool(size: int = 4, **create_kwargs: Any) -> SandboxPool:
         if pool is None or pool._closed:
             pool = _pools[key] = SandboxPool(size, **create_kwargs)
         return pool
+
+
+def pool_stats() -> list[PoolStats]:
+    """`SandboxPool.stats` of every pool `get_pool` holds for this process, oldest first (one closed by hand is
+    listed with `closed` until `get_pool` replaces it; `close_pools` forgets them all). `agentgym serve`'s
+    `/health` reports these as its sandbox pools."""
+    with _pools_lock:
+        pools = list(_pools.values())
+    return [pool.stats() for pool in pools]
 
 
 def close_pools() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -127,3 +127,35 @@ def mcp_command(env_id: str, seed: int | None, task_id: str | None, env_args: tu
         raise click.ClickException(str(error.args[0])) from None
     except (ValueError, TypeError, FileNotFoundError) as error:
         raise click.ClickException(f"could not make {env_id}: {error}") from None
+
+
+def remote_env_args(url: str, token: str | None, env_ids: list[str], agent: str) -> dict[str, Any]:
+    """What `agentgym eval ENV --remote URL [--token T]` adds to the env arguments: `remote=URL` (so run.json
+    records the URL), after checking that the server answers, takes the token and serves ENV. The token goes to
+    the episodes through `AGENTGYM_SERVE_TOKEN` in this process's environment, never into an argument that is
+    written down. Raises `click.ClickException` with one line naming the URL when the server is not usable.
+    """
+    try:
+        from agentgym.serving.remote import RemoteEnvError, check_server, local_tasks
+    except ImportError as error:
+        raise _missing_extra(error) from None
+    if len(env_ids) != 1:
+        raise click.BadParameter(f"a server serves one env; name one env with --remote (got {','.join(env_ids)})",
+                                 param_hint="--remote")
+    token = token or os.environ.get(TOKEN_VARIABLE) or None
+    try:
+        health = check_server(url, token=token)
+    except (RemoteEnvError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+    served = str(health.get("env", ""))
+    if served.split(":")[-1] != env_ids[0].split(":")[-1]:
+        raise click.ClickException(f"the server at {url} serves {served}, not {env_ids[0]}: eval {served} there, "
+                                   f"or point --remote at a server of {env_ids[0]}")
+    if agent.partition(":")[0] == "oracle":  # the privileged agent: it replays gold that only this machine has
+        try:
+            local_tasks(served)
+        except RemoteEnvError as error:
+            raise click.ClickException(str(error)) from None
+    if token:
+        os.environ[TOKEN_VARIABLE] = token
+    return {"remote": url}

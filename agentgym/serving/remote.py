@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import builtins
 import json
+import logging
 import os
+import threading
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import gymnasium as gym
@@ -23,6 +27,10 @@ from websockets.sync.client import ClientConnection, connect
 
 from agentgym.spaces import UnicodeText
 
+if TYPE_CHECKING:
+    from agentgym.tasks import Task, TaskSet
+
+logger = logging.getLogger(__name__)
 TOKEN_VARIABLE = "AGENTGYM_SERVE_TOKEN"
 COMPACT_KEY = "__agentgym_compact__"  # agentgym.serving.session.COMPACT_KEY (that module needs openenv-core)
 # Errors the server reports with their type (see agentgym.serving.session): raised here as the same type.
@@ -34,6 +42,103 @@ _RAISED_AS: dict[str, type[Exception]] = {
 
 class RemoteEnvError(ConnectionError):
     """The server could not be reached, refused the connection, or answered something that is not the protocol."""
+
+
+@dataclass(frozen=True)
+class TaskSummary:
+    """A served task as a client sees it (`GET /tasks`): what every episode's `info` shows, no gold."""
+
+    id: str
+    family: str
+    split: str
+    difficulty: str
+
+
+class ServedTasks(Sequence[TaskSummary]):
+    """The tasks a server serves, with the part of `TaskSet`'s interface that needs no gold: `splits`,
+    `families`, `counts` and `filter` (an empty result is an error listing what exists, as for `TaskSet`)."""
+
+    def __init__(self, tasks: Sequence[TaskSummary]) -> None:
+        self._tasks = tuple(tasks)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __getitem__(self, index: int) -> TaskSummary:  # type: ignore[override]
+        return self._tasks[index]
+
+    def __iter__(self) -> Iterator[TaskSummary]:
+        return iter(self._tasks)
+
+    def splits(self) -> set[str]:
+        return {task.split for task in self._tasks}
+
+    def families(self) -> set[str]:
+        return {task.family for task in self._tasks}
+
+    def counts(self, key: str = "family") -> dict[str, int]:
+        result: dict[str, int] = {}
+        for task in self._tasks:
+            result[str(getattr(task, key))] = result.get(str(getattr(task, key)), 0) + 1
+        return dict(sorted(result.items()))
+
+    def filter(self, *, split: str | None = None, families: Sequence[str] | None = None) -> ServedTasks:
+        chosen = [task for task in self._tasks
+                  if (split is None or task.split == split) and (not families or task.family in families)]
+        if not chosen:
+            raise ValueError(f"the server has no tasks of split={split!r} families={list(families or [])!r}; "
+                             f"splits: {sorted(self.splits())}; families: {sorted(self.families())}")
+        return ServedTasks(chosen)
+
+
+def check_server(url: str, *, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
+    """Ask the server at `url` for its `/health` and return it; a missing server or a refused token raises
+    `RemoteEnvError` with one line naming the URL and the fix. `token` defaults to `AGENTGYM_SERVE_TOKEN`."""
+    http_url = _urls(url)[0]
+    token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.get(http_url + "/health", headers=headers, timeout=timeout)
+    except httpx.HTTPError as error:
+        raise RemoteEnvError(f"no agentgym server answers at {http_url}/health ({error}); start one with "
+                             "`agentgym serve ENV --port PORT`, or fix the URL") from None
+    if response.status_code == 401:
+        fix = "pass the server's token" if token else f"this server needs a token: pass --token or set {TOKEN_VARIABLE}"
+        raise RemoteEnvError(f"{http_url} refused {'the token' if token else 'the request'} (HTTP 401): {fix}")
+    try:
+        health = response.json() if response.status_code == 200 else None
+    except ValueError:
+        health = None
+    if not isinstance(health, dict) or "env" not in health:
+        raise RemoteEnvError(f"{http_url}/health answered HTTP {response.status_code}, not an agentgym server's "
+                             "health; check the URL (agentgym serve prints it)")
+    return health
+
+
+_LOCAL_TASKS: dict[str, TaskSet | None] = {}
+_LOCAL_TASKS_LOCK = threading.Lock()
+
+
+def local_tasks(env_id: str) -> TaskSet:
+    """This machine's copy of `env_id`'s tasks (`gym.make(env_id)` here, with its registered defaults; made once
+    per process). Raises `RemoteEnvError` saying why when the env cannot be made here."""
+    with _LOCAL_TASKS_LOCK:
+        if env_id not in _LOCAL_TASKS:
+            import agentgym  # noqa: F401  (registers every plugin's envs)
+
+            try:
+                env = gym.make(env_id)
+            except (gymnasium.error.Error, KeyError, ValueError, TypeError, OSError) as error:
+                logger.warning("no local copy of %s's tasks: %s", env_id, error)
+                _LOCAL_TASKS[env_id] = None
+            else:
+                _LOCAL_TASKS[env_id] = getattr(env.unwrapped, "task_set", None)
+                env.close()
+        tasks = _LOCAL_TASKS[env_id]
+    if tasks is None:
+        raise RemoteEnvError(f"{env_id} cannot be made on this machine, so its tasks' gold is not here: a "
+                             "privileged agent (the oracle) needs the env's tasks installed where it runs")
+    return tasks
 
 
 def _urls(url: str) -> tuple[str, str]:
@@ -79,7 +184,10 @@ class RemoteEnv(gym.Env[str, Any]):
         self.message_timeout = message_timeout
         self.observation_space = UnicodeText()
         self.action_space = UnicodeText()
-        self.tool_schemas: list[dict[str, Any]] = []
+        self._connect_timeout = connect_timeout
+        self._tool_schemas: list[dict[str, Any]] | None = None
+        self._listing: dict[str, Any] | None = None
+        self._task_id: str | None = None
         self._messages: list[Any] = []  # the conversation so far, rebuilt from the server's compact info
         self._tools: Any = None
         self._order: list[str] = []
@@ -111,6 +219,59 @@ class RemoteEnv(gym.Env[str, Any]):
             raise RemoteEnvError(f"the server at {self.url} serves {served!r}, not {env_id!r}")
         return served
 
+    # ----------------------------------------------------------------- what a local env offers besides the API
+    @property
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The env's tool schemas (the last episode's, else the server's `/schema`)."""
+        if self._tool_schemas is None:
+            self._tool_schemas = list(self._get("/schema").get("tools") or [])
+        return self._tool_schemas
+
+    @property
+    def task_set(self) -> ServedTasks:
+        """The tasks the server serves (id, family, split, difficulty; never their gold)."""
+        return ServedTasks([TaskSummary(**task) for task in self._served_listing()["tasks"]])
+
+    @property
+    def max_turns(self) -> int:
+        """The served env's turn limit."""
+        return int(self._served_listing()["max_turns"] or 0)
+
+    @property
+    def task(self) -> Task | None:
+        """This machine's copy of the current episode's task (None before the first reset).
+
+        The server never sends a task's answer or solution. The eval harness hands a privileged agent (the
+        oracle) its task, so against a served env the task comes from the env's tasks on this machine
+        (`local_tasks`), found by the id the server reported: it is None when this machine cannot make the env
+        or lacks that task, and when the two sides' data differ the oracle's replay simply fails to score.
+        """
+        if self._task_id is None:
+            return None
+        try:
+            tasks = local_tasks(self.server_env_id)
+            return tasks.get(self._task_id)
+        except (RemoteEnvError, KeyError):
+            return None
+
+    def _served_listing(self) -> dict[str, Any]:
+        if self._listing is None:
+            self._listing = self._get("/tasks")
+        return self._listing
+
+    def _get(self, path: str) -> dict[str, Any]:
+        try:
+            response = httpx.get(self.http_url + path, headers=self._headers, timeout=self._connect_timeout)
+        except httpx.HTTPError as error:
+            raise RemoteEnvError(f"{self.http_url}{path} did not answer ({error})") from None
+        if response.status_code != 200:
+            raise RemoteEnvError(f"{self.http_url}{path} answered HTTP {response.status_code} (an agentgym serve "
+                                 "older than this client does not list its tasks: upgrade the server)")
+        answer = response.json()
+        if not isinstance(answer, dict):
+            raise RemoteEnvError(f"{self.http_url}{path} did not answer a JSON object")
+        return answer
+
     # ----------------------------------------------------------------- the Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
@@ -119,8 +280,10 @@ class RemoteEnv(gym.Env[str, Any]):
             data["seed"] = seed
         if options is not None:
             data["options"] = options
-        self._messages, self._tools = [], None
+        self._messages, self._tools, self._task_id = [], None, None
         observation = self._exchange({"type": "reset", "data": data})
+        task_id = observation["info"].get("task_id")
+        self._task_id = task_id if isinstance(task_id, str) else None
         return observation["text"], observation["info"]
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -183,7 +346,7 @@ class RemoteEnv(gym.Env[str, Any]):
             info["tools"] = self._tools
         elif "tools" in info:
             self._tools = info["tools"]
-            self.tool_schemas = list(info["tools"])
+            self._tool_schemas = list(info["tools"])
         # Keep the key order of the env's own info (dict equality ignores it; printing and JSON do not): the
         # server sends it; an older server does not, and then the first info's order is kept where it fits.
         order = delta.get("order")

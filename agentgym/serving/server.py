@@ -254,16 +254,23 @@ def _public_args(env_args: dict[str, Any]) -> dict[str, Any]:
 
 
 def sandbox_pools() -> list[dict[str, Any]]:
-    """The warm sandbox pools this process holds (none until an env has asked for one)."""
+    """The warm sandbox pools this process holds (`agentgym.sandbox.pool.pool_stats`; none until an env has
+    asked for one). The pool module is imported only by envs that use sandboxes, so an env without any does not
+    load it here."""
     pool_module = sys.modules.get("agentgym.sandbox.pool")
     if pool_module is None:
         return []
-    pools = []
-    for pool in list(getattr(pool_module, "_pools", {}).values()):
-        pools.append({"size": pool.size, "idle": len(getattr(pool, "_idle", [])),
-                      "closed": bool(getattr(pool, "_closed", False)),
-                      "backend": pool.create_kwargs.get("backend", os.environ.get("AGENTGYM_SANDBOX", "auto"))})
-    return pools
+    return [dict(stats) for stats in pool_module.pool_stats()]
+
+
+def public_tasks(probe: GymSession) -> dict[str, Any]:
+    """The served tasks as a client may see them: id, family, split and difficulty (what every episode's `info`
+    shows anyway), never a prompt's answer, a solution or verifier parameters; and the env's turn limit."""
+    inner = probe.env.unwrapped
+    task_set = getattr(inner, "task_set", None) or []
+    return {"max_turns": getattr(inner, "max_turns", None),
+            "tasks": [{"id": task.id, "family": task.family, "split": task.split, "difficulty": task.difficulty}
+                      for task in task_set]}
 
 
 def describe_data(probe: GymSession, env_args: dict[str, Any]) -> dict[str, Any]:
@@ -274,6 +281,9 @@ def describe_data(probe: GymSession, env_args: dict[str, Any]) -> dict[str, Any]
     task_set = getattr(inner, "task_set", None)
     if task_set is not None:
         data.update(tasks=len(task_set), splits=task_set.counts("split"), families=task_set.counts("family"))
+    max_turns = getattr(inner, "max_turns", None)
+    if max_turns is not None:
+        data["max_turns"] = max_turns
     summary = getattr(inner, "data_summary", None)
     if callable(summary):
         data["summary"] = summary()
@@ -290,6 +300,7 @@ def build_app(config: ServeConfig) -> FastAPI:
     try:
         tool_schemas = probe.tool_schemas
         data = describe_data(probe, config.env_args)
+        tasks = public_tasks(probe)
     finally:
         probe.close()
     metadata = EnvironmentMetadata(name=config.env_id, description=f"agentgym {config.env_id} served over OpenEnv",
@@ -311,6 +322,10 @@ def build_app(config: ServeConfig) -> FastAPI:
                 "sessions": {"active": server.active_sessions, "max": config.max_sessions,
                              "idle_timeout_s": config.idle_timeout},
                 "data": data, "sandbox": {"pools": sandbox_pools()}}
+
+    @app.get("/tasks")
+    async def get_tasks() -> dict[str, Any]:
+        return tasks
 
     @app.get("/metadata")
     async def get_metadata() -> dict[str, Any]:

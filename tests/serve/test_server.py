@@ -166,7 +166,7 @@ def test_no_response_carries_the_gold(sql_server: str) -> None:
                         {"type": "step", "data": {"action": {"name": "submit", "arguments": {"sql": "SELECT 1"}}}}):
             connection.send(json.dumps(message))
             frames.append(str(connection.recv(timeout=30)))
-    for path in ("/health", "/schema", "/metadata", "/state"):
+    for path in ("/health", "/schema", "/metadata", "/state", "/tasks"):
         frames.append(httpx.get(sql_server + path).text)
     frames.append(httpx.post(sql_server + "/reset", json={"seed": seed}).text)
     frames.append(httpx.post(sql_server + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).text)
