@@ -106,9 +106,13 @@ def test_remote_cli_trajectory_is_the_local_one_and_health_shows_the_pool() -> N
     assert expected[-1][1] == 1.0
     with serving("CLI-v0", env_args={"backend": "local"}, max_sessions=2) as url:
         remote = gym.make("CLI-v0", remote=url)
+        remote.reset(seed=1)
+        remote.step(actions[0])
+        # mid-episode the served env's sandbox is taken from its pool (other tests may have left pools)
+        pools = [pool for pool in httpx.get(url + "/health").json()["sandbox"]["pools"]
+                 if pool["backends"] == ["local"] and not pool["closed"]]
+        assert any(pool["in_use"] >= 1 and pool["idle"] + pool["in_use"] == pool["size"] for pool in pools), pools
         assert _run(remote, 1, actions) == expected
-        pools = httpx.get(url + "/health").json()["sandbox"]["pools"]
-        assert any(pool["backend"] == "local" for pool in pools), pools  # other tests may have left pools
         remote.close()
     local.close()
 
