@@ -1,5 +1,6 @@
-"""Evaluation metrics over finished episodes: success rate, unbiased pass@k, PASS@(k,T), turns and tool-error
-rate, overall and grouped (by env, family, difficulty), with task-level bootstrap confidence intervals.
+"""Evaluation metrics over finished episodes: success rate, unbiased pass@k, pass^k, PASS@(k,T), turns and
+tool-error rate, and the distribution of diagnosis labels, overall and grouped (by env, family, difficulty), with
+task-level bootstrap confidence intervals.
 
 Samples of one task are not independent, so every confidence interval resamples *tasks* (with all their
 samples), not episodes.
@@ -8,6 +9,7 @@ samples), not episodes.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +34,26 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         return 1.0
     # the product form avoids the huge binomials of the closed form
     return 1.0 - math.prod(1.0 - k / i for i in range(n - c + 1, n + 1))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass^k estimator: C(c, k) / C(n, k).
+
+    The probability that all `k` samples drawn without replacement from `n` samples, `c` of them correct, are
+    correct: how consistently an agent solves a task, where pass@k says whether it can at all. pass^1 equals
+    pass@1.
+
+    Raises:
+        ValueError: unless 0 <= c <= n and 1 <= k <= n.
+    """
+    if not 0 <= c <= n:
+        raise ValueError(f"need 0 <= c <= n, got n={n}, c={c}")
+    if not 1 <= k <= n:
+        raise ValueError(f"pass^{k} needs at least {k} samples per task, got n={n}")
+    if c < k:
+        return 0.0
+    # C(c, k) / C(n, k) = prod_{i=0}^{k-1} (c - i) / (n - i), without the huge binomials
+    return math.prod((c - i) / (n - i) for i in range(k))
 
 
 @dataclass(frozen=True)
@@ -155,7 +177,8 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
     """Every metric of one group of tasks, as JSON-ready values (nan becomes null).
 
     Keys: tasks, episodes, success_rate(+_ci), mean_reward(+_ci: bootstrap over tasks), reward_min,
-    reward_max, reward_histogram ({"edges", "counts"}), pass_at_k {k: value} (+ pass_at_k_ci),
+    reward_max, reward_histogram ({"edges", "counts"}), pass_at_k {k: value} (+ pass_at_k_ci), pass_hat_k
+    {k: value} (+ pass_hat_k_ci; both over the tasks with at least k samples),
     mean_turns(+_ci), tool_error_rate(+_ci), tool_calls, tool_errors, and pass_at_k_turns {"turns": [...], k: [...]} when
     `turn_limits` is given.
     """
@@ -183,6 +206,8 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
         "reward_histogram": reward_histogram(every_reward),
         "pass_at_k": {},
         "pass_at_k_ci": {},
+        "pass_hat_k": {},
+        "pass_hat_k_ci": {},
         "mean_turns": _clean(_ratio(turns, episodes)),
         "mean_turns_ci": interval(turns, episodes, 1),
         "tool_calls": int(calls.sum()),
@@ -195,6 +220,9 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
         values = np.array([pass_at_k(task.n, sum(task.successes), k) for task in eligible], dtype=float)
         summary["pass_at_k"][str(k)] = _clean(float(values.mean())) if len(values) else None
         summary["pass_at_k_ci"][str(k)] = interval(values, np.ones_like(values), 10 + k)
+        every = np.array([pass_hat_k(task.n, sum(task.successes), k) for task in eligible], dtype=float)
+        summary["pass_hat_k"][str(k)] = _clean(float(every.mean())) if len(every) else None
+        summary["pass_hat_k_ci"][str(k)] = interval(every, np.ones_like(every), 1000 + k)
     if turn_limits:
         curves: dict[str, Any] = {"turns": list(turn_limits)}
         for k in ks:
@@ -203,10 +231,44 @@ def summarize_tasks(tasks: Sequence[TaskSamples], ks: Sequence[int], *, turn_lim
     return summary
 
 
+def _by_count(counter: Counter[str]) -> dict[str, int]:
+    """Labels from the most to the least frequent (ties by name), so a report reads top-down."""
+    return {label: count for label, count in sorted(counter.items(), key=lambda item: (-item[1], item[0]))}
+
+
+def diagnosis_distribution(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How often each diagnosis label (docs/diagnosis.md) occurs in `records` (trajectory dicts).
+
+    Returns `{"episodes": {episode label: episodes}, "turns": {turn label: turns}, "domain": {domain label:
+    episodes showing it}, "diagnosed": episodes with a diagnosis, "undiagnosed": episodes without one}`, each
+    mapping ordered from the most frequent label. An episode has no diagnosis when its env gives none, when the
+    agent's side ended it (an agent error, a loop), or when its record predates the field.
+    """
+    episodes: Counter[str] = Counter()
+    turns: Counter[str] = Counter()
+    domain: Counter[str] = Counter()
+    missing = 0
+    for record in records:
+        found = record.get("diagnosis")
+        if not isinstance(found, Mapping) or not isinstance(found.get("episode"), str):
+            missing += 1
+            continue
+        episodes[found["episode"]] += 1
+        counts = found.get("counts")
+        if isinstance(counts, Mapping):
+            turns.update({str(label): int(count) for label, count in counts.items() if isinstance(count, int)})
+        labels = found.get("domain")
+        if isinstance(labels, list):
+            domain.update({str(label) for label in labels})
+    return {"episodes": _by_count(episodes), "turns": _by_count(turns), "domain": _by_count(domain),
+            "diagnosed": sum(episodes.values()), "undiagnosed": missing}
+
+
 def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_turns: int | None = None,
               resamples: int = 1000, seed: int = 0, success_threshold: float = 1.0) -> dict[str, Any]:
     """The whole `summary.json` body for trajectory records: overall metrics plus `by_env`, `by_family` and
-    `by_difficulty` groups (family keys are prefixed with the env id when records span several envs).
+    `by_difficulty` groups (family keys are prefixed with the env id when records span several envs). Each of
+    them carries `diagnosis` (`diagnosis_distribution`) beside the metrics of `summarize_tasks`.
 
     Success, pass@k and PASS@(k,T) count an episode as solved from its verifier score (`record_success`
     with `success_threshold`), never from a reward that shaping weights raised."""
@@ -225,14 +287,15 @@ def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_tu
     }
     summary = summarize_tasks(group_samples(records, success_threshold=success_threshold), ks,
                               turn_limits=turn_limits, resamples=resamples, seed=seed)
+    summary["diagnosis"] = diagnosis_distribution(records)
     for name, key_of in groupings.items():
         buckets: dict[str, list[Mapping[str, Any]]] = {}
         for record in records:
             buckets.setdefault(key_of(record), []).append(record)
         summary[name] = {
-            key: summarize_tasks(group_samples(bucket, success_threshold=success_threshold), ks,
-                                 turn_limits=turn_limits, resamples=resamples,
-                                 seed=seed)
+            key: {**summarize_tasks(group_samples(bucket, success_threshold=success_threshold), ks,
+                                    turn_limits=turn_limits, resamples=resamples, seed=seed),
+                  "diagnosis": diagnosis_distribution(bucket)}
             for key, bucket in sorted(buckets.items())
         }
     return summary

@@ -53,15 +53,64 @@ def _splits(run: dict[str, Any]) -> str:
 
 
 def _table(groups: dict[str, dict[str, Any]], ks: list[str], label: str) -> list[str]:
+    # pass^1 is pass@1 (and the success rate): shown from k = 2 on.
+    consistent = [k for k in ks if k != "1"]
     header = [label, "tasks", "episodes", "success (95% CI)", "mean reward (95% CI)", *[f"pass@{k}" for k in ks],
-              "mean turns", "tool-error rate"]
+              *[f"pass^{k}" for k in consistent], "mean turns", "tool-error rate"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, group in groups.items():
         turns = "-" if group["mean_turns"] is None else f"{group['mean_turns']:.2f}"
+        every = group.get("pass_hat_k", {})  # absent from summaries written before pass^k
         cells = [name, str(group["tasks"]), str(group["episodes"]),
                  _percent(group["success_rate"]) + _interval(group["success_rate_ci"]), _mean_reward(group),
-                 *[_percent(group["pass_at_k"].get(k)) for k in ks], turns, _percent(group["tool_error_rate"])]
+                 *[_percent(group["pass_at_k"].get(k)) for k in ks], *[_percent(every.get(k)) for k in consistent],
+                 turns, _percent(group["tool_error_rate"])]
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _label_table(groups: dict[str, dict[str, Any]], part: str, label: str, unit: str) -> list[str]:
+    """One row per group, one column per diagnosis label of `part` ("episodes", "turns" or "domain"): how many
+    `unit` had it, and their share of the group's total for episode and turn labels."""
+    totals: dict[str, int] = {}
+    for group in groups.values():
+        for name, count in group.get("diagnosis", {}).get(part, {}).items():
+            totals[name] = totals.get(name, 0) + count
+    if not totals:
+        return []
+    columns = sorted(totals, key=lambda name: (-totals[name], name))
+    lines = ["| " + " | ".join([label, unit, *[f"`{name}`" for name in columns]]) + " |",
+             "|" + "---|" * (len(columns) + 2)]
+    for name, group in groups.items():
+        diagnosis = group.get("diagnosis", {})
+        counts = diagnosis.get(part, {})
+        whole = sum(counts.values()) if part != "domain" else diagnosis.get("diagnosed", 0)
+        cells = [str(counts.get(column, 0)) + (f" ({counts[column] / whole:.0%})" if counts.get(column) and whole
+                                               else "") for column in columns]
+        lines.append("| " + " | ".join([name, str(whole), *cells]) + " |")
+    return lines
+
+
+def diagnosis_section(summary: dict[str, Any]) -> list[str]:
+    """The report's "Failure diagnosis" section: episode, turn and domain labels (docs/diagnosis.md) by env and
+    by family; empty when no episode carries a diagnosis."""
+    overall = summary.get("diagnosis", {})
+    if not overall.get("diagnosed"):
+        return []
+    groups = {"all": summary, **summary.get("by_env", {})}
+    families = summary.get("by_family", {})
+    lines = ["## Failure diagnosis", "",
+             "Labels computed by each env from what it saw (docs/diagnosis.md): one per episode, one per turn, and "
+             "the domain's own labels (an episode counts once per domain label it shows)."
+             + (f" {overall['undiagnosed']} episodes carry no diagnosis (the agent's side ended them, or the env "
+                "gives none)." if overall.get("undiagnosed") else ""), ""]
+    for title, part, unit in (("Episode labels", "episodes", "episodes"), ("Turn labels", "turns", "turns"),
+                              ("Domain labels", "domain", "episodes")):
+        rows = _label_table(groups, part, "group", unit)
+        if not rows:
+            continue
+        lines += [f"### {title} by env", "", *rows, ""]
+        lines += [f"### {title} by family", "", *_label_table(families, part, "family", unit), ""]
     return lines
 
 
@@ -165,8 +214,9 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
         "",
         ("Success counts an episode that submitted and scored at least "
          f"{run['success_threshold']}; it is the verifier's score alone. Mean reward is what the env paid "
-         "(partial credit and shaping included). pass@k is the unbiased estimator of Chen et al. (2021); "
-         "intervals are 95% percentile bootstraps over tasks."),
+         "(partial credit and shaping included). pass@k is the unbiased estimator of Chen et al. (2021) "
+         "(at least one of k samples succeeds); pass^k the unbiased C(c,k)/C(n,k) (all k samples succeed: "
+         "consistency); intervals are 95% percentile bootstraps over tasks."),
         "",
         "## Overall",
         "",
@@ -188,6 +238,7 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
         "",
         *_histogram_rows({"all": summary, **summary["by_family"]}, "group"),
         "",
+        *diagnosis_section(summary),
     ]
     curves = summary.get("pass_at_k_turns", {})
     if curves.get("turns"):

@@ -33,6 +33,8 @@ class Trajectory:
     `tool_calls` counts the calls the agent made, `tool_errors` the tool results that were errors, and
     `format_errors` the turns whose action held no valid call at all. `reward` is what the env paid (shaping
     included when weights are set); `success` comes from the verifier's score alone (`episode_success`).
+    `diagnosis` is the env's `info["diagnosis"]` of the finished episode (docs/diagnosis.md): None when the env
+    gives none, or when the episode ended on the agent's side (an agent error, a loop) before the env finished.
     """
 
     env_id: str
@@ -55,6 +57,7 @@ class Trajectory:
     error: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     format_errors: int = 0
+    diagnosis: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -173,4 +176,5 @@ def run_episode(
         messages=messages, reward_breakdown=info["reward_breakdown"], rewards=rewards, error=error,
         timings={"total_s": total, "agent_s": agent_seconds, "env_s": total - agent_seconds},
         format_errors=count_format_errors(messages),
+        diagnosis=info.get("diagnosis"),  # only the info of a step that ended the episode has one
     )
