@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from agentgym.cli import parse_assignments
+from agentgym.curriculum import SAMPLERS
 
 _SHARED_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
     click.option("--env", "env_id", required=True,
@@ -44,7 +45,12 @@ _SHARED_OPTIONS: list[Callable[[Callable[..., Any]], Callable[..., Any]]] = [
                  help="CodeAct: let --code-sandbox auto use the local backend (weaker isolation) without Docker."),
     click.option("--save-steps", type=int, default=None, help="Checkpoint every N steps (default 100)."),
     click.option("--seed", type=int, default=0, show_default=True),
-    click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --output."),
+    click.option("--resume", is_flag=True, help="Continue from the last checkpoint in --output (and its curriculum)."),
+    click.option("--curriculum", type=click.Choice(sorted(SAMPLERS)), default=None,
+                 help="Task sampler choosing each step's tasks from the outcomes so far (docs/curriculum.md). "
+                      "Default: TRL's shuffled passes over the tasks, the same law as uniform."),
+    click.option("--curriculum-arg", "curriculum_args", multiple=True, metavar="KEY=VALUE",
+                 help="Option of the curriculum, e.g. --curriculum-arg window=32 (repeatable)."),
     click.option("--vllm/--no-vllm", "use_vllm", default=None,
                  help="TRL's vLLM generation (default: on when vLLM is installed and CUDA is present)."),
     click.option("--config-arg", "config_args", multiple=True, metavar="KEY=VALUE",
@@ -101,8 +107,11 @@ def _run(method: str, options: dict[str, Any], extra: dict[str, Any]) -> None:
         env_kwargs=parse_assignments(tuple(options["env_args"])), config=config, seed=options["seed"],
         resume=options["resume"], use_vllm=options["use_vllm"],
         allow_weak_isolation=options["allow_weak_isolation"], code_sandbox=options["code_sandbox"],
-        mix=mix, remote=options["remote"],
+        mix=mix, remote=options["remote"], curriculum=options["curriculum"],
+        curriculum_options=parse_assignments(tuple(options["curriculum_args"])),
     )
+    if settings.curriculum_options and settings.curriculum is None:
+        raise click.UsageError("--curriculum-arg needs --curriculum NAME")
     try:
         summary = run_training(settings)
     except (FileNotFoundError, ValueError, KeyError, TypeError, RuntimeError) as error:

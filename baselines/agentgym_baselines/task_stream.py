@@ -22,14 +22,18 @@ Limits: one training process (under several processes each would hold its own sa
 from __future__ import annotations
 
 import itertools
+import json
 import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from datasets import Dataset, IterableDataset
 from datasets.info import DatasetInfo
 from datasets.iterable_dataset import ExamplesIterable
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from agentgym.curriculum import TaskSampler, make_sampler
 from agentgym.tasks import Task
@@ -166,3 +170,75 @@ def group_outcome_metrics(rewards: Sequence[float], successes: Sequence[bool], g
     equal = sum(1 for start in groups if max(rewards[start:start + group_size]) - min(
         rewards[start:start + group_size]) <= 1e-9)
     return {"groups/mixed_outcome_share": mixed / len(groups), "groups/zero_advantage_share": equal / len(groups)}
+
+
+def batch_metrics(dataset: Any, stats: Sequence[Mapping[str, Any]], group_size: int) -> dict[str, float]:
+    """What a trainer logs per generation batch: `group_outcome_metrics` of the rollouts' episode stats
+    (`reward`, `success`), and the curriculum's `curriculum/<stat>` when `dataset` is a `CurriculumDataset`."""
+    metrics = group_outcome_metrics([float(item["reward"]) for item in stats],
+                                    [bool(item.get("success")) for item in stats], group_size)
+    if isinstance(dataset, CurriculumDataset):
+        metrics.update({f"curriculum/{key}": float(value) for key, value in dataset.stream.sampler.stats().items()})
+    return metrics
+
+
+# ----------------------------------------------------------------------------------------- training runs
+STATE_FILE = "curriculum.json"  # in each checkpoint folder of a run with a curriculum
+
+
+def curriculum_options(name: str, options: Mapping[str, Any], *, seed: int, group_size: int) -> dict[str, Any]:
+    """`make_sampler` options for a training run: the run's seed, and for `mixed-outcome` the run's group size,
+    unless `options` sets them."""
+    chosen = {"seed": seed, **options}
+    if name == "mixed-outcome":
+        chosen.setdefault("group_size", group_size)
+    return chosen
+
+
+def fit_config_to_curriculum(config: Any, dataset: Any) -> list[str]:
+    """Trainer settings a `CurriculumDataset` needs; returns notes for the changes made.
+
+    The dataset is endless, so `max_steps` must be set: by default, as many steps as one pass over the tasks
+    takes. The trainer's data skipping on resume is turned off: the restored stream continues by itself."""
+    if not isinstance(dataset, CurriculumDataset):
+        return []
+    notes = []
+    config.ignore_data_skip = True
+    if config.max_steps is None or config.max_steps <= 0:
+        per_step = max(config.per_device_train_batch_size * config.gradient_accumulation_steps
+                       // config.num_generations, 1)
+        tasks = len(dataset.stream.sampler.tasks)
+        config.max_steps = -(-tasks // per_step)
+        notes.append(f"max_steps={config.max_steps}: a curriculum draws without end, so the run takes as many steps "
+                     f"as one pass over the {tasks} tasks ({per_step} per step); set --max-steps to choose")
+    return notes
+
+
+class CurriculumCheckpoints(TrainerCallback):
+    """Writes the stream's state to `checkpoint-N/curriculum.json` beside each checkpoint the trainer saves."""
+
+    def __init__(self, stream: CurriculumStream) -> None:
+        self.stream = stream
+
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                **kwargs: Any) -> None:
+        if not state.is_world_process_zero:
+            return
+        folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+        if folder.is_dir():
+            (folder / STATE_FILE).write_text(json.dumps(self.stream.state_dict()), encoding="utf-8")
+
+
+def restore_curriculum(dataset: Any, checkpoint: str | Path) -> None:
+    """Restore the stream of `dataset` from `checkpoint` (a no-op without a curriculum). Raises ValueError when
+    the checkpoint and the run disagree on whether there is a curriculum, or on which one."""
+    path = Path(checkpoint) / STATE_FILE
+    if not isinstance(dataset, CurriculumDataset):
+        if path.exists():
+            saved = json.loads(path.read_text(encoding="utf-8"))["sampler"]["sampler"]
+            raise ValueError(f"{checkpoint} was trained with --curriculum {saved}; resume with the same option")
+        return
+    if not path.exists():
+        raise ValueError(f"{path} is missing: {checkpoint} was trained without a curriculum; resume without "
+                         f"--curriculum, or start a new run with it")
+    dataset.stream.load_state_dict(json.loads(path.read_text(encoding="utf-8")))

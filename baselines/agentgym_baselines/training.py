@@ -39,6 +39,13 @@ from trl import GRPOConfig
 from agentgym_baselines.adapter import environment_factory, task_dataset
 from agentgym_baselines.grpo import AgentGRPOConfig, AgentGRPOTrainer, device_settings
 from agentgym_baselines.mixing import environment_factories, mixed_task_dataset, parse_env_ids, parse_remotes
+from agentgym_baselines.task_stream import (
+    CurriculumCheckpoints,
+    CurriculumDataset,
+    curriculum_options,
+    fit_config_to_curriculum,
+    restore_curriculum,
+)
 from agentgym_baselines.tiny import TINY_MODEL_SPEC, build_tiny_model
 from agentgym_baselines.ttopd import TTOPDConfig, TTOPDTrainer
 
@@ -70,6 +77,8 @@ class RunSettings:
     code_sandbox: str = "auto"  # CodeAct: sandbox backend of the blocks
     mix: list[float] | None = None  # shares of the envs when env_id lists several ("SQL-v0,FHIR-v0"); None: equal
     remote: str | None = None  # agentgym serve URL(s), one per env of env_id ("-": that env runs here)
+    curriculum: str | None = None  # an agentgym.curriculum sampler name; None: TRL's shuffled passes over the tasks
+    curriculum_options: dict[str, Any] = field(default_factory=dict)  # make_sampler options (window=, ...)
 
 
 class MetricsFile(TrainerCallback):
@@ -221,17 +230,28 @@ def build_trainer(settings: RunSettings, model: Any = None, tokenizer: Any = Non
         model, tokenizer = load_model(settings.model, settings.seed)
     config = make_config(settings)
     settings.env_kwargs = dict(settings.env_kwargs)
+    if settings.curriculum is not None and ("," in settings.env_id or settings.remote):
+        raise ValueError("--curriculum works with one local env for now; drop --curriculum, or train on one env "
+                         "without --remote")
     if "," in settings.env_id or settings.remote:
         dataset, factory, notes = _mixed_or_remote_data(settings, config, tokenizer)
     else:
         notes = fit_to_env(settings, config, tokenizer)
-        dataset = task_dataset(settings.env_id, split=settings.split, codeact=settings.codeact, **settings.env_kwargs)
+        curriculum: dict[str, Any] = {}
+        if settings.curriculum is not None:
+            curriculum = {"sampler": settings.curriculum, "sampler_options": curriculum_options(
+                settings.curriculum, settings.curriculum_options, seed=settings.seed, group_size=config.num_generations)}
+        dataset = task_dataset(settings.env_id, split=settings.split, codeact=settings.codeact, **curriculum,
+                               **settings.env_kwargs)
+        notes += fit_config_to_curriculum(config, dataset)
         factory = environment_factory(settings.env_id, codeact=settings.codeact, code_sandbox=settings.code_sandbox,
                                       allow_weak_isolation=settings.allow_weak_isolation, **settings.env_kwargs)
     trainer_class = TTOPDTrainer if settings.method == "ttopd" else AgentGRPOTrainer
     trainer = trainer_class(model=model, processing_class=tokenizer, args=config, train_dataset=dataset,
                             environment_factory=factory, codeact=settings.codeact)
     trainer.add_callback(MetricsFile(Path(settings.output_dir) / METRICS_FILE))
+    if isinstance(dataset, CurriculumDataset):
+        trainer.add_callback(CurriculumCheckpoints(dataset.stream))
     trainer.fit_notes = notes
     return trainer
 
@@ -273,15 +293,18 @@ def _mixed_or_remote_data(settings: RunSettings, config: GRPOConfig, tokenizer: 
     return dataset, environment_factories(env_ids, env_kwargs=per_env, remote=remotes, **options), notes
 
 
-def run_training(settings: RunSettings) -> dict[str, Any]:
-    """Train, save the final model and tokenizer to the output folder, and return a summary."""
+def run_training(settings: RunSettings, model: Any = None, tokenizer: Any = None) -> dict[str, Any]:
+    """Train, save the final model and tokenizer to the output folder, and return a summary. Pass
+    `model`/`tokenizer` to skip loading. A resumed run with a curriculum restores the curriculum's state too."""
     checkpoint: str | None = None
     if settings.resume:
         checkpoint = get_last_checkpoint(settings.output_dir) if os.path.isdir(settings.output_dir) else None
         if checkpoint is None:
             raise FileNotFoundError(f"--resume: no checkpoint-* folder in {settings.output_dir}; run without "
                                     f"--resume to start, or point --output at the earlier run")
-    trainer = build_trainer(settings)
+    trainer = build_trainer(settings, model, tokenizer)
+    if checkpoint is not None:
+        restore_curriculum(trainer.train_dataset, checkpoint)
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=checkpoint)
     trainer.save_model(settings.output_dir)
@@ -305,4 +328,6 @@ def run_training(settings: RunSettings) -> dict[str, Any]:
     }
     if isinstance(trainer, TTOPDTrainer):
         summary["teacher_updates"] = len(trainer.teacher_updates)
+    if isinstance(trainer.train_dataset, CurriculumDataset):
+        summary["curriculum"] = {"name": settings.curriculum, **trainer.train_dataset.stream.sampler.stats()}
     return summary
