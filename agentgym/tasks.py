@@ -7,12 +7,54 @@ so a typo in a task file never silently changes what is verified.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pydantic
+
+# The difficulty vocabulary every env shares, easiest first: eval summaries, reports and the viewer group by it.
+DIFFICULTY_LEVELS = ("easy", "medium", "hard")
+# Other labels for the same levels, as benchmarks and generators write them (BIRD, and our SQL generator after
+# it: simple/moderate/challenging; Spider's hardness: easy/medium/hard/extra). A task given one of these gets the
+# shared level, and its own label is kept in `metadata["source_difficulty"]`.
+DIFFICULTY_SYNONYMS: dict[str, str] = {
+    "simple": "easy", "beginner": "easy", "basic": "easy",
+    "moderate": "medium", "intermediate": "medium", "normal": "medium",
+    "challenging": "hard", "difficult": "hard", "advanced": "hard", "extra": "hard", "extra hard": "hard",
+    "extra_hard": "hard", "very hard": "hard", "expert": "hard",
+}
+SOURCE_DIFFICULTY = "source_difficulty"
+
+
+class UnknownDifficultyWarning(UserWarning):
+    """A task's difficulty label is neither a shared level nor a known synonym; it is kept as given."""
+
+
+_reported_labels: set[str] = set()
+_reported_lock = threading.Lock()
+
+
+def shared_difficulty(label: str) -> str | None:
+    """The shared level (`DIFFICULTY_LEVELS`) of a difficulty label, case and spaces aside; None if unknown."""
+    name = " ".join(str(label).strip().lower().split())
+    if name in DIFFICULTY_LEVELS:
+        return name
+    return DIFFICULTY_SYNONYMS.get(name)
+
+
+def _report_unknown_difficulty(label: str) -> None:
+    with _reported_lock:
+        if label in _reported_labels:
+            return
+        _reported_labels.add(label)
+    warnings.warn(UnknownDifficultyWarning(
+        f"task difficulty {label!r} is not one of {', '.join(DIFFICULTY_LEVELS)} nor a known synonym "
+        f"({', '.join(sorted(DIFFICULTY_SYNONYMS))}); kept as given, so it forms a group of its own in eval "
+        f"summaries: use a shared level and keep your label in metadata['{SOURCE_DIFFICULTY}']"), stacklevel=2)
 
 
 class VerifierSpec(pydantic.BaseModel):
@@ -28,7 +70,10 @@ class Task(pydantic.BaseModel):
     """One verifiable task.
 
     `solution` is a list of tool calls (`{"name", "arguments"}`) that the oracle replays one per turn; replaying
-    it must score 1.0. `answer` is the gold answer (never shown to a model agent).
+    it must score 1.0. `answer` is the gold answer (never shown to a model agent). `difficulty` is one of the
+    shared `DIFFICULTY_LEVELS` (easy, medium, hard): a benchmark's own label is mapped to one (see
+    `DIFFICULTY_SYNONYMS`) and kept in `metadata["source_difficulty"]`; an unknown label is kept as given and
+    reported with an `UnknownDifficultyWarning`.
     """
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
@@ -43,6 +88,25 @@ class Task(pydantic.BaseModel):
     verifier: VerifierSpec = VerifierSpec(name="exact")
     metadata: dict[str, Any] = {}
     difficulty: str = "medium"
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _shared_difficulty(cls, data: Any) -> Any:
+        """Map a known difficulty label to the shared level, keeping the label given in
+        `metadata["source_difficulty"]`; keep an unknown label as it is and report it once per process."""
+        if not isinstance(data, Mapping) or not isinstance(data.get("difficulty"), str):
+            return data
+        label = data["difficulty"]
+        shared = shared_difficulty(label)
+        if shared is None:
+            _report_unknown_difficulty(label)
+            return data
+        if shared == label:
+            return data
+        metadata = data.get("metadata")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            return data  # the metadata field's own error says what is wrong
+        return {**data, "difficulty": shared, "metadata": {SOURCE_DIFFICULTY: label, **(metadata or {})}}
 
     @pydantic.field_validator("solution")
     @classmethod

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.metrics import record_success
+from agentgym.tasks import shared_difficulty
 
 TRAJECTORIES = "trajectories.jsonl"
 RUN_FILE = "run.json"
@@ -74,6 +75,13 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else json.dumps(value, ensure_ascii=False))
 
 
+def _difficulty(label: Any) -> str:
+    """The shared level of a record's difficulty (runs written before the labels were shared said "simple"),
+    or the label as it is when it is not a known one."""
+    text = _text(label)
+    return shared_difficulty(text) or text
+
+
 def diagnosis_label(diagnosis: Any) -> str:
     """The table's diagnosis text: the episode label then any domain labels ("wrong_answer; sql_parse_error")
     for a diagnosis dict (`info["diagnosis"]`, see docs/diagnosis.md); a string as it is; else ''."""
@@ -88,7 +96,7 @@ def index_row(record: Mapping[str, Any], threshold: float) -> dict[str, Any]:
     breakdown = record.get("reward_breakdown")
     row = {
         "env": _text(record.get("env_id")), "task": _text(record.get("task_id")),
-        "family": _text(record.get("family")), "difficulty": _text(record.get("difficulty")),
+        "family": _text(record.get("family")), "difficulty": _difficulty(record.get("difficulty")),
         "split": _text(record.get("split")), "sample": int(_number(record.get("sample"))),
         "success": bool(record_success(record, threshold)) if "success" in record or isinstance(breakdown, Mapping)
         else False,

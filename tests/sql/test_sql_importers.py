@@ -77,7 +77,8 @@ def test_bird_import_keeps_evidence_levels_and_reports_failing_gold(tmp_path: Pa
     result = CliRunner().invoke(main, ["tasks", "import", "bird", str(tmp_path / "bird"), "--out", str(out)])
     assert result.exit_code == 0, result.output
     tasks = load_tasks(out)
-    assert [t.difficulty for t in tasks] == ["simple", "moderate"]
+    assert [t.difficulty for t in tasks] == ["easy", "medium"]  # the shared levels; BIRD's own in metadata
+    assert [t.metadata["source_difficulty"] for t in tasks] == ["simple", "moderate"]
     assert "Evidence: premium refers to tier = 'gold'" in tasks[0].prompt
     assert tasks[0].answer == [[2]] and tasks[1].answer == [["Ana"], ["Caro"]]
     assert "left out 2 bird examples" in result.output

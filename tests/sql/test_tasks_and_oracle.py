@@ -26,7 +26,9 @@ def test_task_set_shape(env: gym.Env) -> None:
     assert len(tasks) >= 2000
     families = collections.Counter(t.family for t in tasks)
     assert len(families) >= 10 and set(FAMILIES) <= set(families)
-    assert {t.difficulty for t in tasks} == {"simple", "moderate", "challenging"}
+    assert {t.difficulty for t in tasks} == {"easy", "medium", "hard"}  # the shared levels
+    assert {(t.metadata["source_difficulty"], t.difficulty) for t in tasks} == {
+        ("simple", "easy"), ("moderate", "medium"), ("challenging", "hard")}  # the generator's BIRD-style labels
     assert sum(1 for t in tasks if t.metadata["evidence"]) > 200
     assert {t.verifier.params["match"] for t in tasks} == {"set", "multiset", "ordered"}
     assert {t.verifier.params["mode"] for t in tasks} == {"sql", "answer"}

@@ -167,6 +167,23 @@ def import_intercode(source: Path, tree: Path, *, root: str = "/testbed", backen
     return tasks
 
 
+def _tb_difficulty(folder: Path) -> str:
+    """The task.yaml's `difficulty` (Terminal-Bench: easy/medium/hard; agentgym.tasks maps other labels and
+    keeps them in metadata), or "medium" when it gives none. Unreadable YAML is _tb_instruction's error."""
+    import yaml
+
+    for name in ("task.yaml", "task.yml"):
+        path = folder / name
+        if path.exists():
+            try:
+                data = yaml.safe_load(read_text(path)) or {}
+            except yaml.YAMLError:
+                return "medium"
+            label = data.get("difficulty") if isinstance(data, dict) else None
+            return label.strip() if isinstance(label, str) and label.strip() else "medium"
+    return "medium"
+
+
 def _tb_instruction(folder: Path) -> str:
     import yaml
 
@@ -293,7 +310,7 @@ def import_terminal_bench(source: Path, *, root: str = "/app", backend: str = "a
         fixture = Fixture(name=f"tb-{folder.name}", entries=entries, tar=pack(entries))
         step = shell(f"bash <<'AGENTGYM_SOLUTION'\n{solution}\nAGENTGYM_SOLUTION")
         spec = TaskSpec("terminal_bench", f"terminal-bench:{folder.name}", instruction, [step], check_state=False,
-                        tests=tests)
+                        tests=tests, difficulty=_tb_difficulty(folder))
         tasks += _realize_all([(f"tb-{folder.name}", spec)], fixture, backend, split, strict, skipped)
     report_skipped(skipped)
     return tasks
