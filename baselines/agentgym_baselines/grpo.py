@@ -5,6 +5,9 @@ tokens only, `tools/call_frequency`, `tools/failure_frequency`), each generation
 - `episodes/assistant_turns`: assistant turns per episode (runs of model tokens between tool results);
 - `episodes/submitted`: fraction of episodes that called the terminal tool;
 - `tools/<name>/calls`: calls of each tool per episode, and `tools/<name>/failures`: the fraction that failed;
+- `groups/mixed_outcome_share`: fraction of groups (the `num_generations` rollouts of one task) holding both a
+  success and a failure; `groups/zero_advantage_share`: fraction whose rewards are all equal (zero advantage);
+- `curriculum/<stat>`: the curriculum's `stats()` when the dataset is `task_dataset(..., sampler=...)`;
 - `episodes/cut_by_budget`: fraction of rollouts TRL ended because a tool result would not fit in
   `max_completion_length` (the tool ran, its result was dropped); `episodes/cut_by_tool_limit`: fraction ended
   with a tool call still unanswered at `max_tool_calling_iterations`.
@@ -33,6 +36,7 @@ from trl import GRPOConfig, GRPOTrainer
 from agentgym_baselines.adapter import AgentGymEnvironment
 from agentgym_baselines.codeact import enable_codeact_parsing
 from agentgym_baselines.credit import CreditWeights, assistant_turn_labels, label_shares, label_token_weights
+from agentgym_baselines.task_stream import batch_metrics
 from agentgym_baselines.turns import turns_per_completion
 
 
@@ -198,6 +202,11 @@ class AgentGRPOTrainer(GRPOTrainer):
             failures = sum(s["failures"].get(name, 0) for s in stats)
             metrics[f"tools/{name}/calls"].append(calls / len(stats))
             metrics[f"tools/{name}/failures"].append(failures / calls if calls else 0.0)
+        if len(environments) == len(candidates):  # group shares, and the curriculum's stats when it draws the tasks
+            group_size = self.num_generations if mode == "train" else self.num_generations_eval
+            dataset = self.train_dataset if mode == "train" else None
+            for name, value in batch_metrics(dataset, stats, group_size).items():
+                metrics[name].append(value)
 
 
 def device_settings() -> dict[str, Any]:
