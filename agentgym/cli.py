@@ -212,7 +212,7 @@ def info(env_id: str, env_args: tuple[str, ...], as_json: bool) -> None:
     for schema in summary["tools"]:
         function = schema["function"]
         console.print(f"  [cyan]{function['name']}[/]: {function['description'].splitlines()[0]}")
-        console.print("    " + json.dumps(function["parameters"]))
+        click.echo("    " + json.dumps(function["parameters"]))  # one line, never wrapped: copyable JSON
 
 
 @main.command()
