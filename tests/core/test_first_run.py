@@ -45,7 +45,7 @@ def test_a_database_build_announces_itself(cold_cache: Path, capfd: pytest.Captu
     path = ensure_sqlite(DATABASES["school"])
     lines = capfd.readouterr().err.splitlines()
     assert lines[0] == (f"agentgym: building the SQL database 'school' (SQLite) (first use only, seconds, up to "
-                        f"half a minute) -> {path}")
+                        f"a minute) -> {path}")
     assert lines[-1].startswith("agentgym: built the SQL database 'school' (SQLite) in ") and lines[-1].endswith(" s")
     ensure_sqlite(DATABASES["school"])  # cached now: silent
     assert capfd.readouterr().err == ""

@@ -53,7 +53,7 @@ def ensure_sqlite(spec: DatabaseSpec, seed: int = 0, scale: int = 1) -> Path:
     with _locked(path):
         if path.exists():
             return path
-        with building(f"the SQL database {spec.name!r} (SQLite)", path, estimate="seconds, up to half a minute",
+        with building(f"the SQL database {spec.name!r} (SQLite)", path, estimate="seconds, up to a minute",
                       unit="tables written") as progress:
             _build_sqlite(spec, seed, scale, path, progress)
     return path
@@ -105,7 +105,7 @@ def ensure_duckdb(spec: DatabaseSpec, seed: int = 0, scale: int = 1) -> Path:
     with _locked(path):
         if path.exists():
             return path
-        with building(f"the SQL database {spec.name!r} (DuckDB)", path, estimate="seconds, up to half a minute",
+        with building(f"the SQL database {spec.name!r} (DuckDB)", path, estimate="seconds, up to a minute",
                       unit="tables written") as progress:
             _build_duckdb(spec, source, path, progress)
     return path
