@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import weakref
 
 from agentgym.actions import ToolCall
 from agentgym.feedback import AgentView, Hint, closest
@@ -30,24 +31,26 @@ _LIST_COMMANDS = (
 )
 
 _commands_lock = threading.Lock()
-_commands: dict[str, tuple[str, ...]] = {}  # sandbox backend class -> installed commands
+# Workspace -> its installed commands. Kept per episode, never shared: the listing runs in the agent's own
+# interpreter, which the agent may have tampered with, so what it returns may only ever reach that agent.
+_commands: weakref.WeakKeyDictionary[Workspace, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
 def installed_commands(workspace: Workspace) -> tuple[str, ...]:
-    """The executables on the sandbox's standard PATH plus the common shell builtins (read once per backend)."""
-    key = type(workspace.sandbox).__name__
+    """The executables on the sandbox's standard PATH plus the common shell builtins (read once per episode)."""
     with _commands_lock:
-        known = _commands.get(key)
+        known = _commands.get(workspace)
     if known is None:
         try:
             result = workspace.sandbox.run_python(_LIST_COMMANDS, timeout=20)
-            names = json.loads(result.stdout) if result.ok else []
+            listed = json.loads(result.stdout) if result.ok else []
         except (SandboxError, ValueError):
-            names = []
+            listed = []
+        names = [name for name in listed if isinstance(name, str)] if isinstance(listed, list) else []
         known = tuple(dict.fromkeys([*BUILTINS, *names]))
-        if names:  # a failed listing is tried again next time
+        if names:  # a failed listing is tried again on the next miss
             with _commands_lock:
-                _commands[key] = known
+                _commands[workspace] = known
     return known
 
 
