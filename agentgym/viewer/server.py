@@ -1,7 +1,9 @@
 """The viewer's HTTP server: the standard library's threading server, bound to 127.0.0.1 only.
 
-Routes: `/` (the page), `/api/rows` (every run's episode index), `/api/episode?run=R&index=I` (one episode,
-read from disk when asked, with its gold looked up in the env's task set). Responses carry a
+Routes, under `/TOKEN/` (a random token made at start, printed in the address): `` (the page), `api/rows`
+(every run's episode index), `api/plots?run=R`, `api/episode?run=R&index=I` (one episode, read from disk when
+asked, with its gold looked up in the env's task set). The token keeps the gold away from any other local
+process that can reach 127.0.0.1 (a weakly isolated sandbox of a training run, say): anything else is a 404. Responses carry a
 Content-Security-Policy and `nosniff`; nothing is written.
 """
 
@@ -38,11 +40,13 @@ class ViewerServer(ThreadingHTTPServer):
         self._plots: dict[int, bytes] = {}
         self._lock = threading.Lock()
         self.gold = GoldLookup()
+        self.token = secrets.token_urlsafe(16)
         super().__init__((HOST, port), _Handler)
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.server_address[1]}/"
+        """The page's address; its path holds the server's secret token (see the module docstring)."""
+        return f"http://{HOST}:{self.server_address[1]}/{self.token}/"
 
     def page_bytes(self) -> bytes:
         with self._lock:
@@ -91,6 +95,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         url = urlparse(self.path)
+        prefix = f"/{self.server.token}"
+        if url.path == "/favicon.ico":
+            self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
+            return
+        if url.path == prefix:
+            self.send_response(HTTPStatus.MOVED_PERMANENTLY)
+            self.send_header("Location", prefix + "/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if not url.path.startswith(prefix + "/"):
+            self._error(HTTPStatus.NOT_FOUND, "open the address `agentgym view` printed (its path holds a token)")
+            return
+        url = url._replace(path=url.path[len(prefix):])
         if url.path in ("/", "/index.html"):
             self._send(HTTPStatus.OK, self.server.page_bytes(), "text/html; charset=utf-8", PAGE_POLICY)
         elif url.path == "/api/rows":
@@ -122,7 +140,5 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
             self._send(HTTPStatus.OK, body, "application/json")
-        elif url.path == "/favicon.ico":
-            self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
         else:
-            self._error(HTTPStatus.NOT_FOUND, f"no page {url.path}; open /")
+            self._error(HTTPStatus.NOT_FOUND, f"no page {url.path}; open {prefix}/")

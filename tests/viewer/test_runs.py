@@ -130,3 +130,26 @@ def test_ten_thousand_episodes_index_quickly(big_run: Path) -> None:
     [run] = load_runs([big_run])
     assert len(run.rows) == 10_000
     assert time.perf_counter() - started < 2.0
+
+
+def test_the_served_api_needs_the_token_of_the_printed_address(oracle_run: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    from agentgym.viewer.server import ViewerServer
+
+    server = ViewerServer(load_runs([oracle_run]), 0)
+    server.start_in_thread()
+    try:
+        root = server.url.rsplit("/", 2)[0]  # http://127.0.0.1:PORT, without the token
+        with urllib.request.urlopen(server.url + "api/episode?run=0&index=0") as response:
+            assert "solution" in json.loads(response.read())["gold"]
+        for guess in ("/api/episode?run=0&index=0", "/api/rows", "/", "/wrong-token/api/rows"):
+            try:
+                urllib.request.urlopen(root + guess)
+                raise AssertionError(f"{guess} answered without the token")
+            except urllib.error.HTTPError as error:
+                assert error.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()
