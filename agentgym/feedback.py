@@ -92,7 +92,11 @@ def closest(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | 
     if name.lower() in lowered:
         return lowered[name.lower()]
     found = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=cutoff)
-    return lowered[str(found[0])] if found else None
+    if found:
+        return lowered[str(found[0])]
+    # an abbreviation ("egfr" for "egfr_ckd_epi_2021") is far by edit distance but starts only one name
+    starting = [candidate for key, candidate in lowered.items() if len(name) >= 3 and key.startswith(name.lower())]
+    return starting[0] if len(starting) == 1 else None
 
 
 def describe_parameters(tool: Tool) -> str:
@@ -110,7 +114,8 @@ def describe_parameters(tool: Tool) -> str:
 
 def _type_name(spec: Mapping[str, Any]) -> str:
     if "enum" in spec:
-        return "one of " + ", ".join(json.dumps(value) for value in spec["enum"][:12])
+        values = [json.dumps(value) for value in spec["enum"]]
+        return "one of " + ", ".join(values[:12]) + (f" ({len(values) - 12} more)" if len(values) > 12 else "")
     if "type" in spec:
         return str(spec["type"])
     options = spec.get("anyOf") or spec.get("oneOf") or []
@@ -139,9 +144,17 @@ def generic_hints(call: ToolCall, outcome: ToolOutcome, tools: Mapping[str, Tool
     if outcome.error_kind == "arguments":
         tool = tools.get(call.name)
         if tool is not None:
+            described = _descriptions(tool)
             return [Hint("expected_schema", f"'{tool.name}' expects {_short_parameters(tool)}.",
-                         f"In detail: {describe_parameters(tool)}. Example: {tool.example_call()}")]
+                         (f"{described}. " if described else "") + f"Example: {tool.example_call()}")]
     return []
+
+
+def _descriptions(tool: Tool) -> str:
+    """`name: description` for each argument the schema describes."""
+    properties = tool.parameters_schema.get("properties", {})
+    return "; ".join(f"{name}: {str(spec['description']).strip().rstrip('.')}" for name, spec in properties.items()
+                     if str(spec.get("description", "")).strip())
 
 
 def _short_parameters(tool: Tool) -> str:

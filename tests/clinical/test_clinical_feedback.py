@@ -18,6 +18,8 @@ def test_code_and_calculator_mistakes_get_the_closest_name() -> None:
             "calculator": "egfr_ckd_epi_2021", "inputs": {"creatinine": 1.1, "age_years": 60, "sex": "male"}}})
         assert calculated.split(HINT_PREFIX)[1].startswith(
             "The calculator input closest to 'creatinine' is 'creatinine_mg_dl'.")
+        misnamed, *_ = env.step({"name": "calculate", "arguments": {"calculator": "egfr", "inputs": {}}})
+        assert "Hint: The closest calculator is 'egfr_ckd_epi_2021'. It takes creatinine_mg_dl" in misnamed
         # a wrong answer ends the episode; no hint follows it
         final, *_ = env.step({"name": "submit", "arguments": {"answer": "Z"}})
         assert HINT_PREFIX not in final

@@ -85,11 +85,9 @@ class ClinicalQaEnv(ToolEnv):
     def feedback_hints(self, call: Any, outcome: Any, view: Any) -> list[Any]:
         """Closest code system, calculator and calculator input in errors of lookup_code and calculate
         (docs/feedback.md); the answer options are never hinted at."""
-        if outcome.ok or call.name not in ("lookup_code", "calculate"):
-            return []
         from agentgym_fhir.feedback import calculator_and_code_hints
 
-        return list(calculator_and_code_hints(outcome.text))
+        return calculator_and_code_hints(call, outcome)
 
     def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
         """ClinicalQA-v0's diagnosis labels (`agentgym_clinical.diagnosis`, docs/diagnosis.md)."""

@@ -47,12 +47,16 @@ def hints(call: ToolCall, outcome: ToolOutcome, view: AgentView) -> list[Hint]:
                               "says.", f"Pass patient_id=\"{patient}\" (or {{\"patient\": \"{patient}\"}} in "
                               "fhir_search params); other patients' records do not answer this task."))
     found.extend(_parameter_hints(call, arguments, text, empty))
-    found.extend(calculator_and_code_hints(text))
+    found.extend(calculator_and_code_hints(call, outcome))
     return found
 
 
-def calculator_and_code_hints(text: str) -> list[Hint]:
-    """Closest code system and calculator names in an error of lookup_code or calculate (also ClinicalQA's)."""
+def calculator_and_code_hints(call: ToolCall, outcome: ToolOutcome) -> list[Hint]:
+    """Closest code system, calculator and calculator input for a failed lookup_code or calculate (also
+    ClinicalQA-v0's)."""
+    if outcome.ok or call.name not in ("lookup_code", "calculate"):
+        return []
+    text = outcome.text
     found: list[Hint] = []
     system = _UNKNOWN_SYSTEM.search(text)
     if system:
@@ -63,8 +67,10 @@ def calculator_and_code_hints(text: str) -> list[Hint]:
                               "Systems: " + ", ".join(f"{key} ({uri})" for key, uri in codes.SYSTEM_URIS.items())
                               + "."))
     calculator = _UNKNOWN_CALCULATOR.search(text)
-    if calculator:
-        match = closest(calculator.group(1), calculators.CALCULATORS)
+    asked = call.arguments.get("calculator") if isinstance(call.arguments, dict) else None
+    if calculator or (isinstance(asked, str) and asked not in calculators.CALCULATORS):
+        name = calculator.group(1) if calculator else str(asked)
+        match = closest(name, calculators.CALCULATORS, cutoff=0.4)
         if match is not None:
             found.append(Hint("closest_calculator", f"The closest calculator is '{match}'.",
                               f"It takes {calculators.calculator_inputs(match)}."))
