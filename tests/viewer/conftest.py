@@ -56,7 +56,8 @@ def hostile_run(runs_root: Path, random_run: Path) -> Path:
         payload = PAYLOADS[number % len(PAYLOADS)]
         record["task_id"] = f"{record['task_id']}{payload}"
         record["family"] = payload
-        record["diagnosis"] = payload
+        record["diagnosis"] = payload if number % 2 else {"episode": payload, "domain": [payload],
+                                                          "turns": [payload] * record["turns"]}
         record["answer"] = payload
         record["solution"] = [{"name": payload, "arguments": {"sql": payload}}]
         record["reward_breakdown"][payload] = 0.5
