@@ -377,7 +377,8 @@ class DifficultyRampSampler(TaskSampler):
         self._at_level = {family: [int(value) for value in state["at_level"][family]] for family in self._families}
 
     def _extra_stats(self) -> dict[str, float]:
-        progress = [self._current[family] / max(len(self._levels[family]) - 1, 1) for family in self._families]
+        progress = [self._current[family] / (len(self._levels[family]) - 1) if len(self._levels[family]) > 1 else 1.0
+                    for family in self._families]
         at_top = [self._current[family] == len(self._levels[family]) - 1 for family in self._families]
         return {"level_progress": sum(progress) / len(progress), "families_at_top": sum(at_top) / len(at_top)}
 
