@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
@@ -96,7 +97,7 @@ def default_knowledge_base(*, embed_icd: bool | None = None, rebuild: bool = Fal
     Args:
         embed_icd: Embed the ICD-10-CM descriptions too (minutes on a CPU); None reads AGENTGYM_KB_EMBED_ICD.
         rebuild: Build again even if a current copy is cached.
-        progress: Show a progress bar while building.
+        progress: Show a progress bar while building (always shown when stderr is a terminal).
     """
     if embed_icd is None:
         embed_icd = os.environ.get("AGENTGYM_KB_EMBED_ICD", "") not in ("", "0", "false", "no")
@@ -115,7 +116,7 @@ def default_knowledge_base(*, embed_icd: bool | None = None, rebuild: bool = Fal
         with building(what, target, estimate="about 5 minutes" if embed_icd else "about 30-60 s"):
             knowledge_base = KnowledgeBase.build(
                 [], staging, passages=default_passages, bm25_only_sources=() if embed_icd else (ICD_SOURCE,),
-                progress=progress, overwrite=True,
+                progress=progress or sys.stderr.isatty(), overwrite=True,  # a bar at a terminal
             )
             knowledge_base.close()
             (staging / _MARKER).write_text(json.dumps({"version": version}))
