@@ -89,7 +89,11 @@ def patients_named(name: str, arguments: Any) -> Iterator[str]:
 
 
 def _quantity_of(resource: dict[str, Any]) -> dict[str, Any]:
-    return resource.get("valueQuantity") or _dose(resource)
+    """A written Observation's value or MedicationRequest's dose ({} when it has none, or not as an object)."""
+    quantity = resource.get("valueQuantity")
+    if not isinstance(quantity, dict):
+        quantity = _dose(resource)
+    return quantity if isinstance(quantity, dict) else {}
 
 
 def _unit_converts(unit: str, wanted: str) -> bool:
@@ -114,14 +118,15 @@ def _write_labels(task: Task, state: Any) -> list[str]:
     for spec in expected:
         same_type = [resource for resource in written if resource.get("resourceType") == spec.get("resourceType")]
         field = {"MedicationRequest": "medicationCodeableConcept"}.get(str(spec.get("resourceType")), "code")
-        system = (spec.get("code") or [""])[0]
+        system = str((spec.get("code") or [""])[0])
         if system and any(_codes(resource.get(field)) and system not in {s for s, _ in _codes(resource.get(field))}
                           for resource in same_type):
             labels.append(WRONG_CODE_SYSTEM)
         quantity = spec.get("value") or spec.get("dose") or {}
         wanted = quantity.get("unit")
         for resource in same_type:
-            unit = _quantity_of(resource).get("code") or _quantity_of(resource).get("unit")
+            quantity = _quantity_of(resource)
+            unit = quantity.get("code") or quantity.get("unit")
             if wanted and unit and not _unit_converts(str(unit), str(wanted)):
                 labels.append(UNIT_MISMATCH)
     return labels

@@ -13,6 +13,7 @@ Labels are names only: no row, table name or value of the gold ever enters them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -68,11 +69,13 @@ def error_labels(text: str) -> list[str]:
     return [label for label, pattern in _ERROR_PATTERNS if pattern.search(text)]
 
 
+@functools.lru_cache(maxsize=4096)
 def _tables(sql: str, dialect: str) -> frozenset[str] | None:
-    """The base tables `sql` reads (CTE names left out), or None when sqlglot cannot read it."""
+    """The base tables `sql` reads (CTE names left out), or None when sqlglot cannot read it (cached: a gold
+    query is read once per process, and agents often submit the same text again)."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
-    except (sqlglot.errors.ParseError, sqlglot.errors.TokenError, RecursionError, ValueError):
+    except (sqlglot.errors.SqlglotError, RecursionError, ValueError):
         return None
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     return frozenset(table.name.lower() for table in tree.find_all(exp.Table) if table.name) - ctes
