@@ -126,9 +126,12 @@ def _type_name(spec: Mapping[str, Any]) -> str:
 def call_key(call: ToolCall) -> tuple[str, str]:
     """A call's identity (tool name, arguments as canonical JSON) for spotting repeated calls."""
     try:
-        arguments = json.dumps(call.arguments, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        arguments = repr(call.arguments)
+        try:
+            arguments = json.dumps(call.arguments, sort_keys=True, default=repr)
+        except (TypeError, ValueError):  # keys of mixed types: the repr tells calls apart
+            arguments = repr(call.arguments)
+    except RecursionError:  # nested past the recursion limit: no text of it can be made, so never "repeated"
+        arguments = f"<unrepresentable {id(call)}>"
     return call.name, arguments
 
 

@@ -162,3 +162,27 @@ def test_bad_statistics_settings_are_refused_with_the_valid_range() -> None:
         FeedbackStats(start_level=3)
     with pytest.raises(ValueError, match=r"shares in \(0, 1\]"):
         FeedbackStats(lower_at=0.0)
+
+
+@pytest.mark.parametrize("env_id", ["SQL-v0", "FHIR-v0", "ClinicalQA-v0"])
+def test_garbage_actions_never_raise_with_hints_on(env_id: str) -> None:
+    from test_fuzz import fuzz
+
+    env = gym.make(env_id, feedback="hints", max_turns=4)
+    try:
+        fuzz(env, 60)
+    finally:
+        env.close()
+
+
+def test_hostile_shapes_never_raise_with_hints_on() -> None:
+    env = ZooEnv(feedback="hints", max_turns=50)
+    deep: Any = "x"
+    for _ in range(10_000):
+        deep = [deep]
+    env.reset(seed=0)
+    for action in ({"name": "count_animals", "arguments": deep}, {"name": "\ud800" * 40, "arguments": {}},
+                   {"name": "count_animals", "arguments": {"kind": "\ud800"}}, [UNKNOWN_TOOL] * 3, "x" * 1_000_000,
+                   {"name": "count_animals", "arguments": [1, 2]}):
+        observation, *_ = env.step(action)
+        assert isinstance(observation, str)
