@@ -186,3 +186,17 @@ def test_hostile_shapes_never_raise_with_hints_on() -> None:
                    {"name": "count_animals", "arguments": [1, 2]}):
         observation, *_ = env.step(action)
         assert isinstance(observation, str)
+
+
+def test_hints_change_no_reward_breakdown_or_diagnosis() -> None:
+    actions = [UNKNOWN_TOOL, BAD_ARGUMENTS, LION, LION, "hello", {"name": "submit", "arguments": {"answer": 3}}]
+    finals = []
+    for mode in ("none", "hints", "adaptive"):
+        env = ZooEnv(feedback=mode)
+        env.reset(seed=0, options={"task_id": "zoo-0"})
+        for action in actions:
+            _, reward, terminated, _, info = env.step(action)
+        assert terminated
+        finals.append((reward, {key: value for key, value in info.items() if key != "messages"}))
+    assert finals[0] == finals[1] == finals[2]
+    assert finals[0][0] == 1.0
