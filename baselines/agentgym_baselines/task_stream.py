@@ -224,7 +224,7 @@ class CurriculumCheckpoints(TrainerCallback):
                 **kwargs: Any) -> None:
         if not state.is_world_process_zero:
             return
-        folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+        folder = Path(str(args.output_dir)) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
         if folder.is_dir():
             (folder / STATE_FILE).write_text(json.dumps(self.stream.state_dict()), encoding="utf-8")
 
