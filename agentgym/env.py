@@ -185,7 +185,7 @@ class ToolEnv(gym.Env[str, Any]):
             step_reward = combine(score.value, self._breakdown, self.reward_weights, submitted=terminated)
             self._episode_open = False
             info = self._info()
-            answer_tools = {step.get("name") for step in self.task.solution} & {
+            answer_tools = {str(step.get("name")) for step in self.task.solution} & {
                 name for name, item in self.tools.items() if item.terminal}
             info["diagnosis"] = diagnose(self._turn_records, submitted=terminated, score=score.value,
                                          message=score.message, truncated=truncated, answer_tools=answer_tools,

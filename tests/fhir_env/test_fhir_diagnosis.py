@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from agentgym import Task
 from agentgym_fhir.diagnosis import LABELS
 from agentgym_fhir.env import FhirEnv, make_env
+
+from agentgym import Task
 
 
 @pytest.fixture(scope="module")

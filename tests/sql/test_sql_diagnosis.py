@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-
 from agentgym_sql.diagnosis import LABELS
 from agentgym_sql.env import SqlEnv
 

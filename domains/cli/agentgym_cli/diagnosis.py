@@ -28,10 +28,10 @@ LABELS = (COMMAND_NOT_FOUND, PERMISSION_DENIED, COMMAND_TIMED_OUT, STATE_DIFFERS
 
 # bash's messages are read in the stderr part only (a command's output may quote them); the notes anywhere.
 _STDERR_PATTERNS = ((COMMAND_NOT_FOUND, re.compile(r"command not found")),
-                    (PERMISSION_DENIED, re.compile(r"permission denied", re.I)))
-_NOTE_PATTERNS = ((COMMAND_NOT_FOUND, re.compile(r"^\[exit code 127\]$", re.M)),
-                  (PERMISSION_DENIED, re.compile(r"^\[exit code 126\]$", re.M)),
-                  (COMMAND_TIMED_OUT, re.compile(r"^\[timed out after [\d.]+ s", re.M)))
+                    (PERMISSION_DENIED, re.compile(r"permission denied", re.IGNORECASE)))
+_NOTE_PATTERNS = ((COMMAND_NOT_FOUND, re.compile(r"^\[exit code 127\]$", re.MULTILINE)),
+                  (PERMISSION_DENIED, re.compile(r"^\[exit code 126\]$", re.MULTILINE)),
+                  (COMMAND_TIMED_OUT, re.compile(r"^\[timed out after [\d.]+ s", re.MULTILINE)))
 _STDERR_MARK = "[stderr]\n"
 _FILE_TOOLS = ("read_file", "write_file", "list_dir")
 

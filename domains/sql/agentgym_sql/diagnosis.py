@@ -50,16 +50,17 @@ _WRITE_WORDS = ("INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|REPLACE|TRUNCATE|ATTACH|
                 "REINDEX|SAVEPOINT|RELEASE|COMMENT|LOCK|CHECKPOINT|EXPLAIN|SHOW|DESCRIBE|USE")
 # Error messages, as each engine words them (SQLite first, then DuckDB, then PostgreSQL).
 _ERROR_PATTERNS = (
-    (QUERY_DOES_NOT_PARSE, re.compile(r"syntax error|incomplete input|unrecognized token|Parser Error", re.I)),
+    (QUERY_DOES_NOT_PARSE, re.compile(r"syntax error|incomplete input|unrecognized token|Parser Error",
+                                      re.IGNORECASE)),
     # The read-only check names the first word: a write keyword is a refused write, any other word a typo.
-    (WRITE_REFUSED, re.compile(rf"\b(?:{_WRITE_WORDS}) statements are not allowed", re.I)),
+    (WRITE_REFUSED, re.compile(rf"\b(?:{_WRITE_WORDS}) statements are not allowed", re.IGNORECASE)),
     (QUERY_DOES_NOT_PARSE, re.compile(rf"^(?:Error: )?(?:cannot submit this query: )?(?!(?:{_WRITE_WORDS}) )\S* ?"
-                                      r"statements are not allowed", re.I)),
+                                      r"statements are not allowed", re.IGNORECASE)),
     (UNKNOWN_TABLE, re.compile(r"no such table|Table with name \S+ does not exist|relation \"[^\"]*\" does not "
-                               r"exist|no table named", re.I)),
+                               r"exist|no table named", re.IGNORECASE)),
     (UNKNOWN_COLUMN, re.compile(r"no such column|Referenced column \S+ not found|column \"[^\"]*\" does not "
-                                r"exist|column \S+ does not exist|ambiguous column", re.I)),
-    (QUERY_TIMEOUT, re.compile(r"ran longer than [\d.]+ s and was stopped", re.I)),
+                                r"exist|column \S+ does not exist|ambiguous column", re.IGNORECASE)),
+    (QUERY_TIMEOUT, re.compile(r"ran longer than [\d.]+ s and was stopped", re.IGNORECASE)),
 )
 _QUERY_TOOLS = ("execute_sql", "submit")
 
