@@ -48,7 +48,6 @@ from agentgym.diagnosis import CallRecord, TurnRecord, label_turns
 from agentgym.env import CODE_SYSTEM_SUFFIX, ToolEnv
 from agentgym.rollout import episode_success
 from agentgym.tools import Tool
-
 from agentgym_baselines.credit import Invocation
 
 
@@ -504,7 +503,7 @@ def environment_factory(env_id: str, *, codeact: bool = False, code_sandbox: str
             raise TypeError(f"{env_id} is not an agentgym ToolEnv (got {type(tool_env).__name__})")
         signatures = {name: flatten_tool(item) for name, item in tool_env.tools.items()}
         if remote is not None:
-            check_remote_tools(env_id, remote, remote_token, tool_env)
+            check_remote_env(env_id, remote, remote_token, tool_env, env_kwargs)
     finally:
         probe.close()
     namespace: dict[str, Any] = {
@@ -545,6 +544,9 @@ def _reduce_class(cls: Any) -> Any:
                             cls._remote, cls._remote_token)
 
 
+copyreg.pickle(_EnvironmentClassMeta, _reduce_class)
+
+
 # ----------------------------------------------------------------------------------------- remote envs
 def _server_get(env_id: str, url: str, token: str | None, route: str) -> Any:
     """GET `route` of the `agentgym serve` server at `url` (checked to serve `env_id`), as JSON."""
@@ -552,13 +554,17 @@ def _server_get(env_id: str, url: str, token: str | None, route: str) -> Any:
 
     import httpx
 
-    from agentgym.serving.remote import TOKEN_VARIABLE, RemoteEnv, RemoteEnvError
+    from agentgym.serving.remote import TOKEN_VARIABLE, RemoteEnvError, check_server
 
-    session = RemoteEnv(url, env_id=env_id, token=token)  # checks the server is there and serves env_id
-    try:
-        http_url = session.http_url
-    finally:
-        session.close()
+    health = check_server(url, token=token)  # one line naming the URL when it is not there or refuses the token
+    served = str(health.get("env", ""))
+    if served.split(":")[-1] != env_id.split(":")[-1]:
+        raise RemoteEnvError(f"the server at {url} serves {served!r}, not {env_id!r}")
+    if route == "/health":
+        return health
+    from agentgym.serving.remote import _urls  # the serving module's one reading of a server address
+
+    http_url = _urls(url)[0]
     token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
@@ -566,12 +572,23 @@ def _server_get(env_id: str, url: str, token: str | None, route: str) -> Any:
     except httpx.HTTPError as error:
         raise RemoteEnvError(f"{http_url}{route} did not answer ({error})") from None
     if response.status_code != 200:
-        raise RemoteEnvError(f"{http_url}{route} answered HTTP {response.status_code}")
+        raise RemoteEnvError(f"{http_url}{route} answered HTTP {response.status_code}; serve the env with an "
+                             f"agentgym as recent as this one")
     return response.json()
 
 
-def check_remote_tools(env_id: str, url: str, token: str | None, local: ToolEnv) -> None:
-    """Raise ValueError unless the server at `url` serves the tools (names and parameters) of `local`."""
+def check_remote_env(env_id: str, url: str, token: str | None, local: ToolEnv, env_kwargs: Mapping[str, Any]) -> None:
+    """Raise ValueError unless the server at `url` was started with `env_kwargs` as its env arguments (those it
+    shows; secrets are hidden) and serves the tools (names and parameters) of `local`."""
+    served_args = _server_get(env_id, url, token, "/health").get("data", {}).get("env_args", {})
+    shown = {key: value for key, value in served_args.items() if value != "<hidden>"}
+    ours = {key: value for key, value in json.loads(json.dumps(dict(env_kwargs))).items() if key in shown or
+            key not in served_args}
+    if ours != shown:
+        given = " ".join(f"--env-arg {key}={json.dumps(value)}" for key, value in shown.items()) or "no --env-arg"
+        raise ValueError(f"the server at {url} runs {env_id} with {given}, but the env arguments given here are "
+                         f"{dict(env_kwargs) or 'none'}; pass the server's (--env-arg KEY=VALUE) so the tools and "
+                         f"tasks read here are the server's")
     served = {item.get("function", item).get("name"): item.get("function", item)
               for item in _server_get(env_id, url, token, "/schema").get("tools", [])}
 
@@ -589,16 +606,17 @@ def check_remote_tools(env_id: str, url: str, token: str | None, local: ToolEnv)
 
 
 def check_remote_tasks(env_id: str, url: str, token: str | None, local: ToolEnv) -> None:
-    """Raise ValueError unless the server at `url` holds the same tasks as `local` (counts by split and family,
-    and the first task's prompt)."""
-    data = _server_get(env_id, url, token, "/health").get("data", {})
-    task_set = local.task_set
-    ours = {"tasks": len(task_set), "splits": task_set.counts("split"), "families": task_set.counts("family")}
-    theirs = {key: data.get(key) for key in ours}
+    """Raise ValueError unless the server at `url` serves the tasks of `local` (ids, families and splits, from
+    its `/tasks`) with the same prompt (the first task's, from a reset there)."""
+    listing = _server_get(env_id, url, token, "/tasks").get("tasks", [])
+    theirs = sorted((str(item.get("id")), str(item.get("family")), str(item.get("split"))) for item in listing)
+    ours = sorted((task.id, task.family, task.split) for task in local.task_set)
     if ours != theirs:
-        raise ValueError(f"the server at {url} holds other {env_id} tasks than the local env ({theirs['tasks']} "
-                         f"against {ours['tasks']}); pass the server's --env-arg values as the env arguments here")
-    first = next(iter(task_set), None)
+        differ = len(set(ours) ^ set(theirs))
+        raise ValueError(f"the server at {url} serves other {env_id} tasks than the local env ({len(theirs)} there, "
+                         f"{len(ours)} here, {differ} differ); pass the server's --env-arg values as the env "
+                         f"arguments here, or install the same agentgym version and data on both sides")
+    first = next(iter(local.task_set), None)
     if first is None:
         return
     session = gym.make(env_id, remote=url, remote_token=token)
@@ -609,9 +627,6 @@ def check_remote_tasks(env_id: str, url: str, token: str | None, local: ToolEnv)
     if prompt != first.prompt:
         raise ValueError(f"the server at {url} has another prompt for task {first.id!r} than the local env; install "
                          f"the same agentgym version and data on both sides")
-
-
-copyreg.pickle(_EnvironmentClassMeta, _reduce_class)
 
 
 # ----------------------------------------------------------------------------------------- prompts and dataset
@@ -676,6 +691,7 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
         if not isinstance(tool_env, ToolEnv):
             raise TypeError(f"{env_id} is not an agentgym ToolEnv (got {type(tool_env).__name__})")
         if remote is not None:
+            check_remote_env(env_id, remote, remote_token, tool_env, env_kwargs)
             check_remote_tasks(env_id, remote, remote_token, tool_env)
         tasks = list(tool_env.task_set.filter(split=split))[:limit]
         system = system_prompt(tool_env, codeact=codeact)

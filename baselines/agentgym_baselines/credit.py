@@ -17,9 +17,16 @@ from typing import Any
 
 import torch
 
-from agentgym.diagnosis import (BAD_ARGUMENTS, FAILURE_TURN_LABELS, FORMAT_ERROR, OK, SUBMITTED, TOOL_ERROR,
-                                TURN_LABELS, UNKNOWN_TOOL)
-
+from agentgym.diagnosis import (
+    BAD_ARGUMENTS,
+    FAILURE_TURN_LABELS,
+    FORMAT_ERROR,
+    OK,
+    SUBMITTED,
+    TOOL_ERROR,
+    TURN_LABELS,
+    UNKNOWN_TOOL,
+)
 from agentgym_baselines.turns import assistant_turn_ids, model_token_mask
 
 # A turn after the episode ended that called no tool (the model's closing words after `submit`'s result).

@@ -39,7 +39,6 @@ from agentgym_baselines.credit import CreditWeights, assistant_turn_labels, labe
 from agentgym_baselines.task_stream import batch_metrics
 from agentgym_baselines.turns import turns_per_completion
 
-
 TRL_VERSION = "1.16.0"  # the release whose internals this module and ttopd.py override; pinned in pyproject.toml
 # GRPOTrainer methods overridden or called here and in ttopd.py, with the parameters relied on.
 TRL_INTERNALS: dict[str, tuple[str, ...]] = {

@@ -34,6 +34,7 @@ from typing import Any
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
 from agentgym_baselines.adapter import AgentGymEnvironment
 from agentgym_baselines.credit import failed_turns_mask
 from agentgym_baselines.grpo import AgentGRPOConfig, AgentGRPOTrainer

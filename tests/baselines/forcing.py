@@ -50,3 +50,16 @@ def tool_call(name: str, arguments: dict[str, Any]) -> str:
     import json
 
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+
+
+def replay_or_wrong(task: Any, turns: list[str], solve: bool) -> str:
+    """The next assistant turn of a rollout that replays `task.solution` (`solve`) or submits a wrong value in every
+    argument of the task's own terminal tool at once; "Done." once the rollout has submitted. `turns` are the
+    assistant turns so far."""
+    final = task.solution[-1]
+    if not turns:
+        return tool_call(**task.solution[0]) if solve else tool_call(final["name"],
+                                                                      {key: "SELECT 1" for key in final["arguments"]})
+    if "SELECT 1" in turns[0] or len(turns) >= len(task.solution):
+        return "Done."
+    return tool_call(**task.solution[len(turns)])

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
-import toy_env
 import torch
+import toy_env
 from agentgym_baselines.adapter import environment_factory
 from agentgym_baselines.cli import train
 from agentgym_baselines.mixing import ENVIRONMENT_COLUMN, mixed_task_dataset, parse_mix
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
 from click.testing import CliRunner
-from forcing import force_generations, tool_call
+from forcing import force_generations, replay_or_wrong, tool_call
 
 import agentgym
 
@@ -64,14 +64,7 @@ def test_one_policy_trains_on_two_envs_with_their_own_tools(tmp_path: Path) -> N
             word = user.split()[-1].rstrip(".")
             return tool_call("submit", {"answer": word}) if not turns else "Done."
         task = tasks[user]
-        if not turns:
-            if row % 2 == 0:
-                return tool_call(**task.solution[0])
-            final = task.solution[-1]
-            return tool_call(final["name"], {key: "SELECT 1" for key in final["arguments"]})
-        if "SELECT 1" in turns[0] or len(turns) >= len(task.solution):
-            return "Done."
-        return tool_call(**task.solution[len(turns)])
+        return replay_or_wrong(task, turns, solve=row % 2 == 0)
 
     prompts = force_generations(model, tokenizer, choose)
     config = {"max_steps": 1, "num_generations": 2, "per_device_train_batch_size": 8, "max_completion_length": 256,

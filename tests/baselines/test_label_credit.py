@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import toy_env
 import torch
+import toy_env
 from agentgym_baselines.credit import CreditWeights, label_token_weights
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
