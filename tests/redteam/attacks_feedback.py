@@ -9,6 +9,7 @@ list and the prompt only (docs/feedback.md).
 
 from __future__ import annotations
 
+import json
 import re
 
 from redteam_support import Attack, AttackEpisode
@@ -31,13 +32,15 @@ NO_LEAK = "no-leak"  # what an attack submits when the hints gave it nothing new
 def candidates(episode: AttackEpisode, sent: tuple[str, ...] = ()) -> list[str]:
     """Quoted names, then numbers, from every hint, in the order they appeared: what a leak would have to be.
 
-    Left out: the no-progress nudge (its number counts the attacker's own turns), anything the prompt already
-    shows, and the names the attacker sent itself (hints echo the unknown name they correct)."""
+    Left out: the no-progress nudge (its number counts the attacker's own turns), anything the prompt or the
+    tool schemas already show (a schema's example value, 42, is no leak), and the names the attacker sent
+    itself (hints echo the unknown name they correct)."""
+    seen = episode.prompt + json.dumps(episode.info.get("tools", []), ensure_ascii=False)
     texts = [text for text in hint_texts(episode) if "turns in a row" not in text]
     quoted = [name for text in texts for name in QUOTED.findall(text)]
     numbers = [number for text in texts for number in NUMBER.findall(text)]
     return [guess for guess in dict.fromkeys([*quoted, *numbers])
-            if guess not in episode.prompt and not any(guess in text for text in sent)]
+            if guess not in seen and not any(guess in text for text in sent)]
 
 
 def _submit_guess(episode: AttackEpisode, guess: str) -> None:
