@@ -50,30 +50,31 @@ class CurriculumStream:
     Args:
         sampler: The curriculum.
         row: Builds a task's dataset row (its `prompt` and `task_id`; never the answer).
+        groups_per_batch: Groups drawn together in one `sample` call (set it to the groups of a generation batch:
+            samplers avoid repeating a task within a call). `agentgym train` sets it.
     """
 
-    def __init__(self, sampler: TaskSampler, row: Callable[[Task], dict[str, Any]]) -> None:
+    def __init__(self, sampler: TaskSampler, row: Callable[[Task], dict[str, Any]], groups_per_batch: int = 1) -> None:
         self.sampler = sampler
         self.key = uuid.uuid4().hex
+        self.groups_per_batch = groups_per_batch
         self._row = row
         self._by_id = {task.id: task for task in sampler.tasks}
         self.draws = 0
         self._pending: list[tuple[int, str]] = []  # yielded, not started yet: (draw index, task id)
-        self._replay: list[tuple[int, str]] = []   # restored from a checkpoint: yield these before drawing
+        self._queue: list[tuple[int, str]] = []    # drawn, not yielded yet (or restored from a checkpoint)
         _STREAMS[self.key] = self
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """Endless rows: replayed ones first, then a new draw each time one is asked for."""
+        """Endless rows: queued ones first, then `groups_per_batch` new draws whenever the queue is empty."""
         while True:
-            if self._replay:
-                index, task_id = self._replay.pop(0)
-                task = self._by_id[task_id]
-            else:
-                task = self.sampler.sample(1)[0]
-                index = self.draws
-                self.draws += 1
-            self._pending.append((index, task.id))
-            yield {**self._row(task), CURRICULUM_COLUMN: self.key, DRAW_COLUMN: index}
+            if not self._queue:
+                for task in self.sampler.sample(max(int(self.groups_per_batch), 1)):
+                    self._queue.append((self.draws, task.id))
+                    self.draws += 1
+            index, task_id = self._queue.pop(0)
+            self._pending.append((index, task_id))
+            yield {**self._row(self._by_id[task_id]), CURRICULUM_COLUMN: self.key, DRAW_COLUMN: index}
 
     def started(self, draw: int) -> None:
         """The group of draw `draw` is being rolled out (so it, and every earlier draw, is no longer pending)."""
@@ -84,8 +85,8 @@ class CurriculumStream:
         self.sampler.update(task_id, success, diagnosis=diagnosis)
 
     def state_dict(self) -> dict[str, Any]:
-        """The sampler's state, the draw count and the drawn rows not started yet (JSON-able)."""
-        waiting = self._pending + self._replay
+        """The sampler's state, the draw count and the drawn rows not started yet, in order (JSON-able)."""
+        waiting = self._pending + self._queue
         return {"sampler": self.sampler.state_dict(), "draws": self.draws,
                 "pending": [[index, task_id] for index, task_id in waiting]}
 
@@ -97,7 +98,7 @@ class CurriculumStream:
         if unknown:
             raise ValueError(f"the saved curriculum state names tasks this run does not have ({unknown[:3]}); "
                              f"resume with the same env, split and tasks")
-        self._replay = [(int(index), str(task_id)) for index, task_id in state["pending"]]
+        self._queue = [(int(index), str(task_id)) for index, task_id in state["pending"]]
         self._pending = []
 
 
@@ -203,7 +204,11 @@ def fit_config_to_curriculum(config: Any, dataset: Any) -> list[str]:
     if not isinstance(dataset, CurriculumDataset):
         return []
     notes = []
+    if config.world_size > 1:
+        raise ValueError(f"a curriculum runs in one training process (this run has {config.world_size}): each "
+                         f"process would keep its own sampler and split the groups; drop --curriculum")
     config.ignore_data_skip = True
+    dataset.stream.groups_per_batch = max(config.generation_batch_size // config.num_generations, 1)
     if config.max_steps is None or config.max_steps <= 0:
         per_step = max(config.per_device_train_batch_size * config.gradient_accumulation_steps
                        // config.num_generations, 1)

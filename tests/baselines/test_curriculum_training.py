@@ -107,6 +107,8 @@ def test_group_shares_are_logged_each_step_with_and_without_a_curriculum(tmp_pat
         prompts = _policy(model, tokenizer)
         output = tmp_path / str(curriculum)
         trainer = build_trainer(_settings(output, curriculum), model, tokenizer)
+        if curriculum is not None:
+            assert trainer.train_dataset.stream.groups_per_batch == 2  # a step's groups are drawn together
         trainer.train()
         groups = _trained_words(prompts)[0::2]  # two groups per step
         lines = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
@@ -159,3 +161,16 @@ def test_cli_refuses_unknown_curricula_and_stray_options(tmp_path: Path) -> None
     option = CliRunner().invoke(train, [*common, "--curriculum", "uniform", "--curriculum-arg", "windw=4",
                                         "--max-steps", "1"])
     assert option.exit_code == 1 and "unknown option(s) windw for the uniform curriculum" in option.output
+
+
+def test_a_generation_batchs_groups_are_drawn_together_without_repeats() -> None:
+    """With nothing learnt yet every task weighs the same, so one draw at a time would repeat tasks within a batch
+    of 4 out of 8 tasks most of the time; drawn together they never do."""
+    tasks = _train_tasks()
+    for seed in range(3):
+        dataset = task_dataset(ENV, sampler="mixed-outcome", sampler_options={"seed": seed})
+        dataset.stream.groups_per_batch = 4
+        rows = iter(dataset)
+        batches = [[next(rows)["task_id"] for _ in range(4)] for _ in range(3)]
+        assert all(len(set(batch)) == 4 for batch in batches)
+        assert {task_id for batch in batches for task_id in batch} <= {task.id for task in tasks}
