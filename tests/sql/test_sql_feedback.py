@@ -108,3 +108,18 @@ def test_feedback_none_shows_the_engine_message_alone() -> None:
             "Error: SQLite error: no such column: balanse"
     finally:
         env.close()
+
+
+@pytest.mark.postgres
+def test_postgres_errors_get_the_same_hints(postgres_server: str) -> None:
+    env = gym.make("SQL-v0", backend="postgres", postgres_dsn=postgres_server, feedback="hints")
+    try:
+        task = _first_task(env)
+        column = _hints(_run(env, task, "SELECT balanse FROM accounts"))
+        assert column[0].startswith("No column is named 'balanse'; the closest column name is 'balance'")
+        table = _hints(_run(env, task, "SELECT * FROM acounts"))
+        assert table[0].startswith("There is no table 'acounts'; the closest table name is 'accounts'.")
+        function = _hints(_run(env, task, "SELECT frobnicate(balance) FROM accounts"))
+        assert function[-1].startswith("This database is PostgreSQL. There is no function frobnicate() here.")
+    finally:
+        env.close()
