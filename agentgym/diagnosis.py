@@ -29,8 +29,8 @@ SUBMITTED = "submitted"                  # the turn's only effective call was th
 
 # Episode labels.
 SOLVED = "solved"                                          # submitted, the verifier's score is 1
-# WRONG_TOOL (above) also names episodes: finished with, or truncated after trying, a terminal tool the task
-# does not take (an SQL query task answered with submit_answer(value)).
+# WRONG_TOOL (above) also names episodes: finished with a terminal tool the task does not take, or truncated
+# after trying only such tools (an SQL query task answered with submit_answer(value), refused each time).
 SUBMITTED_WITHOUT_EVIDENCE = "submitted_without_evidence"  # submit on turn 1 with no other tool call, wrong
 WRONG_TYPE = "wrong_type"                                  # submitted, the verifier could not read the answer
 WRONG_ANSWER = "wrong_answer"                              # submitted, read, but not the expected answer
@@ -179,8 +179,9 @@ def diagnose(turns: Sequence[TurnRecord], *, submitted: bool, score: float, mess
             episode = WRONG_TYPE
         else:
             episode = WRONG_ANSWER
-    elif WRONG_TOOL in turn_labels:  # it tried to finish and was refused: the likeliest reason it never did
-        episode = WRONG_TOOL
+    elif WRONG_TOOL in turn_labels and not any(call.terminal and call.name in answer_tools
+                                               for call in episode_calls(turns)):
+        episode = WRONG_TOOL  # it tried to finish only with tools the task does not take, and was refused
     else:
         episode = _unfinished_label(turn_labels)
     counts = Counter(turn_labels)

@@ -108,6 +108,9 @@ def test_answer_task_labels_and_the_wrong_submit_tool(env: SqlEnv) -> None:
                       + [submit("SELECT COUNT(*) FROM customers")] * 5)
     assert found["turns"] == ["ok"] + ["wrong_tool"] * 5
     assert found["episode"] == "wrong_tool" and found["truncated"]
+    # An episode that also tried the right tool (refused for its query) is not a wrong_tool episode.
+    found = diagnosis(env, FILTER_TASK, [answer(["Fjord Rake 2"])] * 2 + [submit("DELETE FROM products")] * 4)
+    assert found["turns"] == ["wrong_tool"] * 2 + ["tool_error"] * 4 and found["episode"] == "tool_error"
     # and the other way round: a query task answered with a value.
     found = diagnosis(env, FILTER_TASK, [answer(["Fjord Rake 2"]), submit(GOLD)])
     assert found["turns"] == ["wrong_tool", "submitted"] and found["episode"] == "solved"
