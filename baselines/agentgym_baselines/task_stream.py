@@ -1,5 +1,5 @@
-"""Curriculum-driven training data for TRL: task rows drawn, one group at a time, by an `agentgym.curriculum`
-sampler, and the outcomes of the rollouts fed back to it.
+"""Curriculum-driven training data for TRL: task rows drawn, a generation batch's groups at a time, by an
+`agentgym.curriculum` sampler, and the outcomes of the rollouts fed back to it.
 
 `task_dataset(ENV, sampler=NAME_OR_SAMPLER)` returns a `CurriculumDataset`: an endless `datasets.IterableDataset`
 whose rows (`prompt`, `task_id`, and the two control columns `curriculum` and `draw`) are drawn when the trainer's
@@ -8,8 +8,8 @@ data loader asks for them, not before. TRL repeats each row `num_generations` ti
 once per finished rollout, reports the rollout's success and the env's diagnosis to the sampler.
 
 Why a stream: TRL's own sampler fixes a permutation of the tasks at the start of each epoch, so a curriculum
-could not react to outcomes. The data loader reads a little ahead of training (a generation batch or so), so a
-draw sees the outcomes of every batch but the one or two before it.
+could not react to outcomes. The data loader reads one generation batch ahead of training, so a draw sees the
+outcomes of every batch but the last one.
 
 Resuming: `CurriculumStream.state_dict()` holds the sampler's state and the rows drawn but not started yet (the
 read-ahead). A stream restored from it first yields those rows again, then continues drawing, so a resumed run
