@@ -36,35 +36,28 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentgym.diagnosis import SOLVED
-from agentgym.tasks import Task
+from agentgym.tasks import DIFFICULTY_LEVELS, Task, shared_difficulty
 
 STATE_VERSION = 1
 UNFINISHED = "unfinished"  # the label of a failed episode without a diagnosis (e.g. a trainer ended it)
 
-# Difficulty names in use across the domains (SQL and BIRD: simple/moderate/challenging; the others:
-# easy/medium/hard), each mapped to its rank. Digits ("1", "2", ...) rank as their value.
-DIFFICULTY_RANKS: dict[str, int] = {
-    "simple": 0, "easy": 0,
-    "moderate": 1, "medium": 1,
-    "challenging": 2, "hard": 2,
-}
-
-
 def difficulty_rank(difficulty: str, levels: Sequence[str] | None = None) -> int:
-    """The rank of a task's difficulty: its index in `levels` when given, else `DIFFICULTY_RANKS` (or its value
-    for a digit string). Raises ValueError naming the known names for anything else."""
+    """The rank of a task's difficulty: its index in `levels` when given, else the index of its shared level in
+    `agentgym.tasks.DIFFICULTY_LEVELS` (any synonym that `shared_difficulty` maps counts), or its value for a
+    digit string. Raises ValueError naming the known levels for anything else."""
     name = str(difficulty).strip().lower()
     if levels is not None:
         order = [str(level).strip().lower() for level in levels]
         if name in order:
             return order.index(name)
         raise ValueError(f"difficulty {difficulty!r} is not in the given levels {list(levels)}; add it there")
-    if name in DIFFICULTY_RANKS:
-        return DIFFICULTY_RANKS[name]
+    shared = shared_difficulty(name)
+    if shared is not None:
+        return DIFFICULTY_LEVELS.index(shared)
     if name.isdigit():
         return int(name)
-    raise ValueError(f"unknown difficulty {difficulty!r}: known are {', '.join(DIFFICULTY_RANKS)} or a digit; "
-                     f"pass levels=[...] (easiest first) to order other names")
+    raise ValueError(f"unknown difficulty {difficulty!r}: known are {', '.join(DIFFICULTY_LEVELS)} (and their "
+                     f"synonyms, see agentgym.tasks) or a digit; pass levels=[...] (easiest first) to order others")
 
 
 def _rng_state(rng: random.Random) -> list[Any]:
