@@ -358,7 +358,12 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         if self._diagnosis is not None:
             return list(self._diagnosis.get("turns", []))
         if self._tool_env is not None and self._started:
-            return label_turns(self._tool_env._turn_records)
+            env = self._tool_env
+            task = env.task
+            # the terminal tools the task's solution uses, as the env passes them to `diagnose` at the end
+            answer_tools = {str(step.get("name")) for step in (task.solution if task else [])} & {
+                name for name, item in env.tools.items() if item.terminal}
+            return label_turns(env._turn_records, answer_tools)
         return label_turns(self._step_records)
 
     def _code_call(self, name: str, arguments: dict[str, Any]) -> str:

@@ -170,8 +170,8 @@ def label_token_weights(completion_mask: torch.Tensor, tool_mask: torch.Tensor |
 
 def failed_turns_mask(completion_mask: torch.Tensor, tool_mask: torch.Tensor | None,
                       labels: Sequence[Sequence[str] | None]) -> torch.Tensor:
-    """1 on the model tokens of turns with a failure label (format_error, unknown_tool, bad_arguments,
-    tool_error, repeated_call), 0 elsewhere; shape (B, T). Rollouts without labels get no tokens."""
+    """1 on the model tokens of turns with a failure label (`agentgym.diagnosis.FAILURE_TURN_LABELS`), 0
+    elsewhere; shape (B, T). Rollouts without labels get no tokens."""
     turn_ids = assistant_turn_ids(completion_mask, tool_mask)
     mask = torch.zeros_like(turn_ids)
     for row, rollout_labels in enumerate(labels):
