@@ -94,11 +94,16 @@ def _task_patient(view: AgentView) -> str | None:
     return patient if patient and patient in view.prompt else None
 
 
+def _search_params(arguments: dict[str, Any]) -> dict[str, Any]:
+    params = arguments.get("params")
+    return params if isinstance(params, dict) else {}
+
+
 def _patient_asked(tool: str, arguments: dict[str, Any]) -> str | None:
     """The patient id a call asked about (a `patient_id` argument, a patient/subject search, a Patient read)."""
     value: Any = arguments.get("patient_id")
     if value is None and tool == "fhir_search":
-        params = arguments.get("params") if isinstance(arguments.get("params"), dict) else {}
+        params = _search_params(arguments)
         value = next((params[key] for key in ("patient", "subject") if key in params), None)
         if value is None and arguments.get("resource_type") == "Patient":
             value = params.get("_id")
@@ -131,7 +136,7 @@ def _parameter_hints(call: ToolCall, arguments: dict[str, Any], text: str, empty
                               f"'{match}'.", "Types with their own search parameters: "
                               + ", ".join(RESOURCE_TYPES) + "."))
     if call.name == "fhir_search" and empty:
-        params = arguments.get("params") if isinstance(arguments.get("params"), dict) else {}
+        params = _search_params(arguments)
         for key in _CODED_PARAMETERS:
             value = params.get(key)
             if isinstance(value, str) and "|" in value:
