@@ -40,9 +40,12 @@ def _missing_extra(error: ImportError) -> click.ClickException:
                    "that cluster. WebSocket sessions stay on their replica; see docs/serving.md.")
 @click.option("--replicas", default=1, show_default=True, type=click.IntRange(1),
               help="Ray Serve replicas (with --ray); --max-sessions holds per replica.")
+@click.option("--session-affinity", is_flag=True,
+              help="With --ray: route requests by their x-session-id header, so an HTTP MCP client that sends the "
+                   "same one on every request of a session stays on its replica (Ray 2.60+; see docs/serving.md).")
 def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sessions: int,
                   idle_timeout: float, token: str | None, log_level: str, ray_address: str | None,
-                  replicas: int) -> None:
+                  replicas: int, session_affinity: bool) -> None:
     """Serve ENV_ID over OpenEnv's protocol: WebSocket /ws (one env per connection), HTTP /reset /state
     /health /schema /metadata, MCP JSON-RPC at /mcp.
 
@@ -69,8 +72,10 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
 
     if replicas > 1 and ray_address is None:
         raise click.ClickException("--replicas needs --ray (one process serves one replica)")
+    if session_affinity and ray_address is None:
+        raise click.ClickException("--session-affinity needs --ray (one process holds every session anyway)")
     if ray_address is not None:
-        _serve_on_ray(config, ray_address, host=host, port=port, replicas=replicas)
+        _serve_on_ray(config, ray_address, host=host, port=port, replicas=replicas, session_affinity=session_affinity)
         return
 
     def ready(url: str) -> None:
@@ -86,7 +91,8 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
         raise click.ClickException(f"could not make {env_id}: {error}") from None
 
 
-def _serve_on_ray(config: ServeConfig, ray_address: str, *, host: str, port: int, replicas: int) -> None:
+def _serve_on_ray(config: ServeConfig, ray_address: str, *, host: str, port: int, replicas: int,
+                  session_affinity: bool) -> None:
     try:
         from ray import serve  # noqa: F401  (Ray Serve's own dependencies, grpc among them)
 
@@ -97,8 +103,12 @@ def _serve_on_ray(config: ServeConfig, ray_address: str, *, host: str, port: int
     address = None if ray_address == "local" else ray_address
     click.echo(f"deploying {config.env_id} on Ray Serve ({address or 'local cluster'}, {replicas} replica(s)) "
                f"at ws://{host}:{port}; Ctrl-C stops", err=True)
+    if session_affinity and not ray_serve.session_router_available():
+        raise click.ClickException("--session-affinity needs Ray Serve's consistent-hash router (Ray 2.60 or "
+                                   "later): pip install -U 'ray[serve]>=2.60'")
     try:
-        ray_serve.run(config, address=address, host=host, port=port, replicas=replicas)
+        ray_serve.run(config, address=address, host=host, port=port, replicas=replicas,
+                      session_affinity=session_affinity)
     except ConnectionError as error:
         raise click.ClickException(f"could not reach the Ray cluster at {address}: {error}") from None
 

@@ -48,6 +48,27 @@ def serving(env_id: str = "SQL-v0", **config: Any) -> Iterator[str]:
         thread.join(timeout=15)
 
 
+@contextmanager
+def ray_serving(env_id: str = "SQL-v0", *, replicas: int = 2, **options: Any) -> Iterator[str]:
+    """Deploy `env_id` with `replicas` replicas on a fresh local Ray cluster (Serve's proxy on a free loopback port)
+    for the duration of the block; yields "ws://127.0.0.1:PORT". `options` go to `ray_serve.run`."""
+    import ray
+    from ray import serve
+
+    from agentgym.serving import ray_serve
+    from agentgym.serving.server import ServeConfig
+
+    if ray.is_initialized():  # another test module's Ray (tests/eval/test_ray.py) may still be up
+        ray.shutdown()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray_serve.run(ServeConfig(env_id=env_id, max_sessions=8, idle_timeout=120), port=free_port(),
+                            replicas=replicas, cpus_per_replica=0, blocking=False, **options)
+    finally:
+        serve.shutdown()
+        ray.shutdown()
+
+
 @pytest.fixture(scope="module")
 def sql_server() -> Iterator[str]:
     with serving("SQL-v0", max_sessions=16, idle_timeout=60) as url:

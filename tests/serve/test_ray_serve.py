@@ -12,7 +12,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from tests.serve.conftest import SERVE_EXTRA, free_port
+from tests.serve.conftest import SERVE_EXTRA, ray_serving
 
 for _module in ("openenv", "uvicorn", "websockets"):
     pytest.importorskip(_module, reason=SERVE_EXTRA)
@@ -55,15 +55,8 @@ def _replica_actors() -> list[str]:
 
 @pytest.fixture(scope="module")
 def ray_url() -> Iterator[str]:
-    if ray.is_initialized():  # another test module's Ray (tests/eval/test_ray.py) may still be up
-        ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray_serve.run(ServeConfig(env_id="SQL-v0", max_sessions=8, idle_timeout=120), port=free_port(),
-                            replicas=2, cpus_per_replica=0, blocking=False)
-    finally:
-        serve.shutdown()
-        ray.shutdown()
+    with ray_serving("SQL-v0", replicas=2) as url:
+        yield url
 
 
 def _alive(connection: Any) -> bool:
@@ -125,3 +118,12 @@ def test_deployment_refuses_bad_replica_counts() -> None:
         ray_serve.deployment(ServeConfig(env_id="SQL-v0"), replicas=0)
     with pytest.raises(ValueError, match="cpus_per_replica"):
         ray_serve.deployment(ServeConfig(env_id="SQL-v0"), replicas=1, cpus_per_replica=-1)
+
+
+def test_session_affinity_is_refused_without_ray() -> None:
+    from click.testing import CliRunner
+
+    from agentgym.cli import main
+
+    result = CliRunner().invoke(main, ["serve", "SQL-v0", "--session-affinity"])
+    assert result.exit_code == 1 and "--session-affinity needs --ray" in result.output
