@@ -624,8 +624,9 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
 
     table = Table(title=f"{summary['run']['agent']} on {', '.join(summary['run']['envs'])}")
     ks = list(summary["pass_at_k"])
-    for column in ["group", "tasks", "episodes", "success", "mean reward", *[f"pass@{k}" for k in ks], "turns",
-                   "tool errors"]:
+    consistent = [k for k in ks if k != "1"]  # pass^1 is pass@1
+    for column in ["group", "tasks", "episodes", "success", "mean reward", *[f"pass@{k}" for k in ks],
+                   *[f"pass^{k}" for k in consistent], "turns", "tool errors"]:
         table.add_column(column)
 
     def number(value: Any, percent: bool = True) -> str:
@@ -636,13 +637,17 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     def add(name: str, group: dict[str, Any]) -> None:
         table.add_row(name, str(group["tasks"]), str(group["episodes"]), number(group["success_rate"]),
                       number(group.get("mean_reward"), False),
-                      *[number(group["pass_at_k"][k]) for k in ks], number(group["mean_turns"], False),
-                      number(group["tool_error_rate"]))
+                      *[number(group["pass_at_k"][k]) for k in ks],
+                      *[number(group.get("pass_hat_k", {}).get(k)) for k in consistent],
+                      number(group["mean_turns"], False), number(group["tool_error_rate"]))
 
     add("all", summary)
     for family, group in summary["by_family"].items():
         add(f"  {family}", group)
     Console().print(table)
+    labels = summary.get("diagnosis", {}).get("episodes", {})
+    if labels:  # the most frequent episode labels (docs/diagnosis.md); the report has them per env and family
+        click.echo("diagnosis: " + ", ".join(f"{label} {count}" for label, count in list(labels.items())[:6]))
     splits = summary["run"].get("splits") or {}
     click.echo("split: " + ", ".join(f"{env_id} {name}" for env_id, name in splits.items())
                + ("" if summary["run"].get("split") not in (None, "auto") else

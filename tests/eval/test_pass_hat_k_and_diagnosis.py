@@ -110,6 +110,7 @@ def test_eval_run_carries_each_episode_diagnosis(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["eval", "EvalToy-v0", "--out", str(out), "--no-progress", "--no-plots",
                                        "--agent", "random", "--n", "6", "--k", "2"])
     assert result.exit_code == 0, result.output
+    assert "diagnosis: " in result.output  # the console table is too narrow here to read its headers
     records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     assert records and all(record["diagnosis"]["episode"] for record in records)
     assert all(len(record["diagnosis"]["turns"]) == record["turns"] for record in records)
