@@ -83,7 +83,7 @@ def _difficulty(label: Any) -> str:
 
 
 def diagnosis_label(diagnosis: Any) -> str:
-    """The table's diagnosis text: the episode label then any domain labels ("wrong_answer; sql_parse_error")
+    """The table's diagnosis text: the episode label then any domain labels ("wrong_answer; query_does_not_parse")
     for a diagnosis dict (`info["diagnosis"]`, see docs/diagnosis.md); a string as it is; else ''."""
     if isinstance(diagnosis, Mapping):
         labels = [diagnosis.get("episode"), *(diagnosis.get("domain") or [])]

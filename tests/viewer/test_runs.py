@@ -53,8 +53,8 @@ def test_diagnosis_labels_reach_the_table(diagnosed_run: Path) -> None:
     run = load_run(diagnosed_run)
     diagnosis = run.episode(0)["diagnosis"]
     assert run.rows[0]["diagnosis"].split("; ")[0] == diagnosis["episode"] != ""
-    assert diagnosis_label({"episode": "wrong_answer", "domain": ["sql_parse_error"]}) == \
-        "wrong_answer; sql_parse_error"
+    assert diagnosis_label({"episode": "wrong_answer", "domain": ["query_does_not_parse"]}) == \
+        "wrong_answer; query_does_not_parse"
     assert diagnosis_label("free text") == "free text" and diagnosis_label(None) == ""
 
 
