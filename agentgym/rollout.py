@@ -139,8 +139,9 @@ def run_episode(
     started = time.perf_counter()
     options = {"task_id": task_id} if task_id is not None else None
     observation, info = env.reset(seed=seed, options=options)
-    task = getattr(env.unwrapped, "task", None)
-    agent.reset(task if agent.privileged else None, seed=None if seed is None else seed + sample)
+    # Only a privileged agent is handed the task; a remote env looks it up locally, so nobody else asks for it.
+    task = getattr(env.unwrapped, "task", None) if agent.privileged else None
+    agent.reset(task, seed=None if seed is None else seed + sample)
     rewards: list[float] = []
     terminated = truncated = False
     agent_seconds = 0.0

@@ -11,8 +11,9 @@ See docs/sandbox.md.
 """
 
 from agentgym.sandbox.base import ExecResult, Sandbox, SandboxError, close_all, make_tar
-from agentgym.sandbox.pool import SandboxPool, close_pools, get_pool
+from agentgym.sandbox.pool import PoolStats, SandboxPool, close_pools, get_pool, pool_stats
 
 __all__ = [
-    "ExecResult", "Sandbox", "SandboxError", "SandboxPool", "close_all", "close_pools", "get_pool", "make_tar",
+    "ExecResult", "PoolStats", "Sandbox", "SandboxError", "SandboxPool", "close_all", "close_pools", "get_pool",
+    "make_tar", "pool_stats",
 ]
