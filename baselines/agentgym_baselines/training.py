@@ -328,6 +328,16 @@ def run_training(settings: RunSettings, model: Any = None, tokenizer: Any = None
     }
     if isinstance(trainer, TTOPDTrainer):
         summary["teacher_updates"] = len(trainer.teacher_updates)
+    factories = getattr(trainer, "environment_factories", None) or {}
+    if len(factories) > 1:  # several envs: their shares, and each env's last logged reward (NaN: not in that step)
+        shares = settings.mix if settings.mix is not None else [1.0] * len(factories)
+        summary["mix"] = {env_id: share / sum(shares) for env_id, share in zip(factories, shares, strict=True)}
+        summary["last_reward_per_env"] = {
+            env_id: next((entry[key] for entry in reversed(history)
+                          if (key := f"rewards/{factory.__name__}/mean") in entry and entry[key] == entry[key]), None)
+            for env_id, factory in factories.items()}
+    if settings.remote:
+        summary["remote"] = settings.remote
     if isinstance(trainer.train_dataset, CurriculumDataset):
         summary["curriculum"] = {"name": settings.curriculum, **trainer.train_dataset.stream.sampler.stats()}
     return summary

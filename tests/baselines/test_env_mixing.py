@@ -108,3 +108,14 @@ def test_bad_env_lists_and_mixes_give_one_clear_line(tmp_path: Path, arguments: 
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_cli_trains_on_a_mix_and_reports_it(tmp_path: Path) -> None:
+    result = CliRunner().invoke(train, [
+        "grpo", "--env", f"{TOY},{SQL}", "--mix", "1,3", "--model", "tiny:random", "--output", str(tmp_path / "out"),
+        "--max-steps", "1", "--num-generations", "2", "--max-completion-length", "32", "--save-steps", "1000"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output[result.output.index("{\n"):])
+    assert summary["mix"] == {TOY: 0.25, SQL: 0.75} and summary["steps"] == 1
+    assert set(summary["last_reward_per_env"]) == {TOY, SQL}
+    assert (tmp_path / "out" / "metrics.jsonl").exists()
