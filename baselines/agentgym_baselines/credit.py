@@ -31,7 +31,9 @@ from agentgym_baselines.turns import assistant_turn_ids, model_token_mask
 
 # A turn after the episode ended that called no tool (the model's closing words after `submit`'s result).
 AFTER_END = "after_end"
-CREDIT_LABELS = (*TURN_LABELS, AFTER_END)
+# The last turn's tool calls, which TRL never ran (its tool-calling round limit was reached).
+UNANSWERED = "unanswered"
+CREDIT_LABELS = (*TURN_LABELS, AFTER_END, UNANSWERED)
 
 
 @dataclass
@@ -79,17 +81,22 @@ def assistant_turn_labels(messages: Sequence[Mapping[str, Any]], invocations: Se
     A tool call is matched to the next recorded invocation when name and arguments agree; a call TRL could not
     make (a name it does not know, arguments it could not pass) never reached the env and is `unknown_tool` or
     `bad_arguments`. A message without tool calls is `format_error` (no readable tool call) while the episode is
-    open and `after_end` once it has ended.
+    open and `after_end` once it has ended. The last message's calls are `unanswered` when no tool result follows
+    it and none of them ran (TRL stopped at its round limit).
     """
     labels: list[str] = []
     cursor = 0
     ended = False
-    for message in messages:
+    for position, message in enumerate(messages):
         if message.get("role") != "assistant":
             continue
         calls = message.get("tool_calls") or []
         if not calls:
             labels.append(AFTER_END if ended else FORMAT_ERROR)
+            continue
+        answered = any(later.get("role") == "tool" for later in messages[position + 1:])
+        if not answered and cursor == len(invocations):
+            labels.append(UNANSWERED)
             continue
         call_labels = []
         for call in calls:
@@ -126,6 +133,8 @@ class CreditWeights:
     def turn_weight(self, label: str, advantage: float) -> float:
         """The raw weight of one turn labelled `label` in a rollout whose advantage is `advantage`."""
         failing = label in FAILURE_TURN_LABELS
+        if label == UNANSWERED:
+            return 1.0
         if advantage < 0:
             return self.failure if failing else self.ok if label in (OK, AFTER_END) else 1.0
         if advantage > 0:

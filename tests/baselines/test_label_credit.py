@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import torch
 import toy_env
-from agentgym_baselines.credit import CreditWeights, label_token_weights
+from agentgym_baselines.credit import CreditWeights, Invocation, assistant_turn_labels, label_token_weights
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
 from agentgym_baselines.turns import assistant_turn_ids, model_token_mask
@@ -166,3 +166,20 @@ def test_weights_are_checked_and_renormalised_per_rollout() -> None:
     raw = [0.5, 0.5, 2.0, 2.0, 2.0]  # tool-result token left out
     scale = 5 / sum(raw)
     assert weights[0, [0, 1, 3, 4, 5]].tolist() == pytest.approx([value * scale for value in raw])
+
+
+def test_calls_trl_never_made_get_labels_of_their_own() -> None:
+    def assistant(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+        return {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": name, "arguments": arguments}} for name, arguments in calls]}
+
+    tool = {"role": "tool", "name": "lookup", "content": "..."}
+    made = [Invocation("lookup", {"key": "apple"}, steps=[0]), Invocation("lookup", {"key": "river"}, steps=[1])]
+    messages = [assistant(("fly", {}), ("lookup", {"key": "apple"})), tool, tool,  # unknown name beside a good call
+                assistant(("lookup", {"key": 3, "extra": 1})), tool,              # TRL could not pass these
+                assistant(("lookup", {"key": "river"})), tool,
+                assistant(("lookup", {"key": "stone"}))]                           # the round limit: never ran
+    labels = assistant_turn_labels(messages, made, ["ok", "repeated_call"], {"lookup", "submit"})
+    assert labels == ["ok", "bad_arguments", "repeated_call", "unanswered"]
+    assert assistant_turn_labels(messages[:3], [], [], {"lookup"}) == ["unknown_tool"]  # both failed: the first label
+    assert CreditWeights().turn_weight("unanswered", -1.0) == 1.0
