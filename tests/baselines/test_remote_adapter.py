@@ -109,3 +109,17 @@ def test_a_training_step_runs_its_episodes_on_the_server(server: str, tmp_path: 
     log = trainer.state.log_history[0]
     assert log["reward"] == pytest.approx(0.25) and log["episodes/submitted"] == 1.0  # as the local run's
     assert any(not torch.equal(before[name], value) for name, value in model.named_parameters())
+
+
+def test_a_mix_can_run_one_env_here_and_one_on_the_server(server: str, tmp_path: Path) -> None:
+    import toy_env
+
+    model, tokenizer = build_tiny_model(0)
+    settings = RunSettings(method="grpo", env_id=f"{toy_env.ENV_ID},{ENV}", model="tiny:random",
+                           output_dir=str(tmp_path / "mix"), remote=f"-,{server}",
+                           config={"max_steps": 1, "num_generations": 2, "per_device_train_batch_size": 4,
+                                   "max_completion_length": 64, "save_strategy": "no"})
+    trainer = build_trainer(settings, model, tokenizer)
+    factories = trainer.environment_factories
+    assert factories[toy_env.ENV_ID]._remote is None and factories[ENV]._remote == server
+    assert {row["environment"] for row in trainer.train_dataset} == {toy_env.ENV_ID, ENV}
