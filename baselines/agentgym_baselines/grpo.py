@@ -122,7 +122,7 @@ class AgentGRPOTrainer(GRPOTrainer):
         result = super()._tool_call_loop(*args, **kwargs)
         completions = result[TOOL_LOOP_RESULT.index("completions")]
         self._rollout_messages = list(completions)
-        environments = list(self.environments or [])
+        environments: list[Any] = list(self.environments or [])
         budget, limit = [], []
         for index, messages in enumerate(completions):
             last = messages[-1] if messages else {}
@@ -162,13 +162,19 @@ class AgentGRPOTrainer(GRPOTrainer):
             self._batch_labels = labels
         return self._batch_labels
 
+    def _credit_weights(self) -> CreditWeights:
+        args = self.args
+        if isinstance(args, AgentGRPOConfig):
+            return args.credit_weights()
+        return CreditWeights()  # a plain GRPOConfig with label_credit set on it: the shipped weights
+
     def _apply_label_credit(self, output: dict[str, Any]) -> None:
         labels = self.batch_turn_labels()
         if len(labels) != output["completion_mask"].size(0):
             raise RuntimeError(f"label credit: {len(labels)} labelled rollouts for a batch of "
                                f"{output['completion_mask'].size(0)}")
         weights, misaligned = label_token_weights(output["completion_mask"], output.get("tool_mask"), labels,
-                                                  output["advantages"], self.args.credit_weights())
+                                                  output["advantages"], self._credit_weights())
         advantages = output["advantages"]
         if advantages.dim() == 1:
             advantages = advantages.unsqueeze(1)

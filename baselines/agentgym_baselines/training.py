@@ -264,13 +264,13 @@ def _mixed_or_remote_data(settings: RunSettings, config: GRPOConfig, tokenizer: 
     remotes = parse_remotes(settings.remote, env_ids)
     notes: list[str] = []
     per_env: dict[str, dict[str, Any]] = {}
-    iterations = []
+    iterations: list[int] = []
     for env_id in env_ids:
         one = dataclasses.replace(settings, env_id=env_id, env_kwargs=dict(settings.env_kwargs), remote=None)
         chosen = dict(one.env_kwargs)
         prefix = f"{env_id}: " if len(env_ids) > 1 else ""
         notes += [prefix + note for note in fit_to_env(one, config, tokenizer)]
-        iterations.append(config.max_tool_calling_iterations)
+        iterations.append(int(config.max_tool_calling_iterations or 0))
         if env_id in remotes:
             for key, value in one.env_kwargs.items():
                 if chosen.get(key, object()) != value:
@@ -280,8 +280,8 @@ def _mixed_or_remote_data(settings: RunSettings, config: GRPOConfig, tokenizer: 
         per_env[env_id] = one.env_kwargs
     if "max_tool_calling_iterations" not in settings.config and not getattr(config, "distill_only", False):
         config.max_tool_calling_iterations = max(iterations)
-    options = {"codeact": settings.codeact, "code_sandbox": settings.code_sandbox,
-               "allow_weak_isolation": settings.allow_weak_isolation}
+    options: dict[str, Any] = {"codeact": settings.codeact, "code_sandbox": settings.code_sandbox,
+                               "allow_weak_isolation": settings.allow_weak_isolation}
     if len(env_ids) == 1:
         env_id = env_ids[0]
         dataset = task_dataset(env_id, split=settings.split, codeact=settings.codeact, remote=remotes.get(env_id),
