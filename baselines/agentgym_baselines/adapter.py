@@ -267,8 +267,10 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
 
             self._code_runner = SandboxCodeRunner(code_stubs(self._signatures), **self._code_options,
                                                   output_limit=self._output_limit)
-        # The env and the code sandbox are released when this instance goes away (TRL never closes them).
-        weakref.finalize(self, _close_episode_resources, self._env, self._code_runner)
+        # The env and the code sandbox are released when this instance goes away (TRL never closes them). The list
+        # holds the env in use: a remote one is replaced when the server has closed its session.
+        self._open_envs: list[gym.Env[Any, Any]] = [self._env]
+        weakref.finalize(self, _close_episode_resources, self._open_envs, self._code_runner)
         self._task_id: str | None = None
         self._started = False
         self._done = False
@@ -375,8 +377,23 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         if self._task_id is None:
             raise RuntimeError("reset(task_id=...) must be called before any tool")
         if not self._started:
-            self._env.reset(options={"task_id": self._task_id})
+            try:
+                self._env.reset(options={"task_id": self._task_id})
+            except (ConnectionError, RuntimeError):
+                if self._remote is None:
+                    raise
+                # The server closes a session left idle (its idle timeout; an instance of a rarely drawn env of a
+                # mix can wait that long between episodes): start a new session, once, and reset there.
+                self._reconnect()
+                self._env.reset(options={"task_id": self._task_id})
             self._started = True
+
+    def _reconnect(self) -> None:
+        """Replace the remote env by a new session on the same server."""
+        old = self._env
+        self._env = gym.make(self._env_id, remote=self._remote, remote_token=self._remote_token)
+        self._open_envs[:] = [self._env]
+        old.close()
 
     def _tasks(self) -> Any:
         """The env's TaskSet (for a remote env, the local copy the dataset was built from)."""
@@ -392,8 +409,9 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
                 "env_turns": self._env_turns if self._started else 0}
 
 
-def _close_episode_resources(env: gym.Env[Any, Any], code_runner: Any) -> None:
-    env.close()
+def _close_episode_resources(envs: list[gym.Env[Any, Any]], code_runner: Any) -> None:
+    for env in envs:
+        env.close()
     if code_runner is not None:
         code_runner.close()
 

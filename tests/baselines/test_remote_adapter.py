@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,3 +124,12 @@ def test_a_mix_can_run_one_env_here_and_one_on_the_server(server: str, tmp_path:
     factories = trainer.environment_factories
     assert factories[toy_env.ENV_ID]._remote is None and factories[ENV]._remote == server
     assert {row["environment"] for row in trainer.train_dataset} == {toy_env.ENV_ID, ENV}
+
+
+def test_an_instance_left_idle_past_the_servers_timeout_starts_a_new_session() -> None:
+    with serving(ENV, max_sessions=4, idle_timeout=0.5) as url:
+        environment = environment_factory(ENV, remote=url)()
+        task = next(iter(gym.make(ENV).unwrapped.task_set.filter(split="train")))
+        assert _play(environment, task, task.solution)[-3] == 1.0
+        time.sleep(1.5)  # the server closes the idle session (its reaper runs every timeout / 4)
+        assert _play(environment, task, task.solution)[-3] == 1.0  # a new session on the same server
