@@ -185,10 +185,8 @@ class ToolEnv(gym.Env[str, Any]):
             step_reward = combine(score.value, self._breakdown, self.reward_weights, submitted=terminated)
             self._episode_open = False
             info = self._info()
-            answer_tools = {str(step.get("name")) for step in self.task.solution} & {
-                name for name, item in self.tools.items() if item.terminal}
             info["diagnosis"] = diagnose(self._turn_records, submitted=terminated, score=score.value,
-                                         message=score.message, truncated=truncated, answer_tools=answer_tools,
+                                         message=score.message, truncated=truncated, answer_tools=self.answer_tools(),
                                          extra=self.diagnose_extra(self._turn_records, score))
             if self._feedback is not None:
                 self._feedback.finish(info["diagnosis"])
@@ -197,6 +195,14 @@ class ToolEnv(gym.Env[str, Any]):
         if self.render_mode == "human":
             print(self.render())
         return observation, step_reward, terminated, truncated, info
+
+    def answer_tools(self) -> set[str]:
+        """The terminal tools the current task's reference solution uses (a submit of another kind is `wrong_tool`
+        in the diagnosis); empty before the first reset."""
+        if self.task is None:
+            return set()
+        return {str(step.get("name")) for step in self.task.solution} & {
+            name for name, item in self.tools.items() if item.terminal}
 
     def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
         """Domain diagnosis labels for a finished episode (docs/diagnosis.md); none by default. Called before

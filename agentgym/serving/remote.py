@@ -94,7 +94,7 @@ class ServedTasks(Sequence[TaskSummary]):
 def check_server(url: str, *, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
     """Ask the server at `url` for its `/health` and return it; a missing server or a refused token raises
     `RemoteEnvError` with one line naming the URL and the fix. `token` defaults to `AGENTGYM_SERVE_TOKEN`."""
-    http_url = _urls(url)[0]
+    http_url = server_urls(url)[0]
     token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
@@ -141,7 +141,7 @@ def local_tasks(env_id: str) -> TaskSet:
     return tasks
 
 
-def _urls(url: str) -> tuple[str, str]:
+def server_urls(url: str) -> tuple[str, str]:
     """(http base, ws endpoint) for "ws://h:p", "http://h:p", "h:p", with or without a trailing /ws."""
     if "://" not in url:
         url = "ws://" + url
@@ -178,7 +178,7 @@ class RemoteEnv(gym.Env[str, Any]):
     def __init__(self, url: str, *, env_id: str | None = None, token: str | None = None,
                  connect_timeout: float = 10.0, message_timeout: float = 600.0) -> None:
         self.url = url
-        self.http_url, self.ws_url = _urls(url)
+        self.http_url, self.ws_url = server_urls(url)
         token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.message_timeout = message_timeout

@@ -361,11 +361,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
             return list(self._diagnosis.get("turns", []))
         if self._tool_env is not None and self._started:
             env = self._tool_env
-            task = env.task
-            # the terminal tools the task's solution uses, as the env passes them to `diagnose` at the end
-            answer_tools = {str(step.get("name")) for step in (task.solution if task else [])} & {
-                name for name, item in env.tools.items() if item.terminal}
-            return label_turns(env._turn_records, answer_tools)
+            return label_turns(env._turn_records, env.answer_tools())
         return label_turns(self._step_records)
 
     def _code_call(self, name: str, arguments: dict[str, Any]) -> str:
@@ -585,9 +581,9 @@ def _server_get(env_id: str, url: str, token: str | None, route: str) -> Any:
         raise RemoteEnvError(f"the server at {url} serves {served!r}, not {env_id!r}")
     if route == "/health":
         return health
-    from agentgym.serving.remote import _urls  # the serving module's one reading of a server address
+    from agentgym.serving.remote import server_urls  # the serving module's one reading of a server address
 
-    http_url = _urls(url)[0]
+    http_url = server_urls(url)[0]
     token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     try:
