@@ -32,6 +32,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import hashlib
+import inspect
 import json
 import os
 import random
@@ -39,6 +41,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +49,7 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 import gymnasium as gym
 import torch
-from agentgym_baselines.adapter import task_dataset
+from agentgym_baselines.adapter import system_prompt, task_dataset
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
 from agentgym_baselines.ttopd import TTOPDConfig
@@ -59,10 +62,16 @@ BASE_ENV = "FHIR-v0"
 FAMILY = "condition_coding"
 TOOLS = ("problem_list", "lookup_code", "submit")
 RESULTS = Path(__file__).resolve().parent / "results"
+# Warmed-up start checkpoints, keyed by the warm-up's code and settings, so bench/curriculum.py (or a
+# rerun) starts from the very checkpoint bench/learn.py trained instead of repeating the warm-up.
+WARMUP_CACHE = Path(tempfile.gettempdir()) / "agentgym-bench-warmups"
 # Completion budget of one whole episode (model tokens and tool results) and the cap on one tool result, chosen
 # together so a full oracle episode fits with room to spare (see `budget_check` in the report).
-MAX_COMPLETION_LENGTH = 768
+MAX_COMPLETION_LENGTH = 512
 OUTPUT_LIMIT = 400
+WARMUP_LEARNING_RATE = 3e-3
+WARMUP_STEPS, QUICK_WARMUP_STEPS = 1600, 20
+STEPS, QUICK_STEPS = 60, 4
 
 
 def progress(message: str) -> None:
@@ -86,6 +95,46 @@ def register() -> None:
 
 def env_kwargs() -> dict[str, Any]:
     return {"output_limit": OUTPUT_LIMIT}
+
+
+def train_split_text(output_limit: int = OUTPUT_LIMIT) -> list[str]:
+    """Text of the TRAIN split as the model reads and writes it: the system prompt, the tool schemas, each train
+    task's prompt (after the system prompt, as each episode has it), and its oracle episode (each call and its result, cut to `output_limit`). No test task and no
+    TT-OPD hint appear."""
+    env = gym.make(ENV_ID, output_limit=output_limit)
+    try:
+        inner = env.unwrapped
+        system, lines = system_prompt(inner), [json.dumps(inner.tool_schemas)]
+        for task in inner.task_set.filter(split="train"):
+            lines += [system, task.prompt]  # as each episode reads them
+            env.reset(options={"task_id": task.id})
+            for action in task.solution:
+                observation, *_ = env.step(action)
+                lines.append(json.dumps({"name": action["name"], "arguments": action["arguments"]}))
+                lines.append(str(observation))
+    finally:
+        env.close()
+    return lines
+
+
+def build_model(seed: int) -> tuple[Any, Any]:
+    """`tiny:random` with its byte-level BPE fitted on the tiny corpus plus `train_split_text()`.
+
+    The stock tiny tokenizer spends its merges on its own corpus, so this env's prompt is ~900 tokens and an
+    oracle episode ~1,500; fitted on the train split's text as well, they are ~540 and ~750, which halves every
+    step of warm-up, training and evaluation. The model is `build_tiny_model`'s (same shape, same init).
+    `agentgym_baselines.tiny` takes no corpus argument, so its corpus function is swapped for the call.
+    """
+    from agentgym_baselines import tiny
+
+    register()
+    stock = tiny._corpus
+    extra = train_split_text()
+    tiny._corpus = lambda corpus_seed: list(stock(corpus_seed)) + extra
+    try:
+        return build_tiny_model(seed)
+    finally:
+        tiny._corpus = stock
 
 
 # ----------------------------------------------------------------------------------------- statistics
@@ -187,26 +236,70 @@ def pad_batch(sequences: list[list[int]], pad: int, left: bool) -> tuple[torch.T
     return ids, mask
 
 
+def turn_index(labels: torch.Tensor) -> torch.Tensor:
+    """For each labelled position, which model turn of its episode it is in (0, 1, ...); -1 elsewhere."""
+    labelled = labels != -100
+    starts = labelled & ~torch.cat([torch.zeros_like(labelled[:, :1]), labelled[:, :-1]], dim=1)
+    return torch.where(labelled, starts.long().cumsum(dim=1) - 1, torch.full_like(labels, -1))
+
+
+def turn_loss(model: Any, ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor,
+              reduction: str = "mean") -> torch.Tensor:
+    """Next-token cross-entropy over the labelled positions (the model's turns), their mean by default.
+
+    The same loss as `model(..., labels=labels).loss`, but the output head runs on the labelled positions only:
+    an episode is ~1,500 tokens of which ~130 are the model's, so this is most of a warm-up step's time saved.
+    """
+    hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state[:, :-1]
+    targets = labels[:, 1:]
+    chosen = targets != -100
+    logits = model.lm_head(hidden[chosen])
+    return torch.nn.functional.cross_entropy(logits.float(), targets[chosen], reduction=reduction)
+
+
 def warm_up(model: Any, sequences: list[tuple[list[int], list[int]]], steps: int, seed: int, pad: int,
-            batch_size: int = 8, learning_rate: float = 3e-3) -> dict[str, Any]:
-    """Supervised steps (AdamW) on oracle episodes; loss on the model's turns only."""
+            batch_size: int = 8, learning_rate: float = WARMUP_LEARNING_RATE) -> dict[str, Any]:
+    """Supervised steps (AdamW, gradient norm clipped at 1; the learning rate ramps up over the first 5% of
+    steps, stays, and falls linearly to a tenth over the last 25%) on oracle episodes; loss on the model's turns
+    only. The tiny model learns to copy (the clinician's wording into `lookup_code`, the code into `submit`)
+    abruptly, after some 400 steps at 3e-3: the constant stretch is what gets it there."""
     rng = random.Random(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    ramp, fall = max(1, steps // 20), max(1, steps // 4)
+
+    def factor(step: int) -> float:
+        return min(1.0, (step + 1) / ramp) * max(0.1, min(1.0, (steps - step) / fall))
+
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
     model.train()
     started = time.perf_counter()
-    losses = []
-    for _ in range(steps):
+    losses: list[float] = []
+    per_turn: list[list[float]] = []  # recent mean loss of each model turn (call 1, call 2, submit, end)
+    for step in range(steps):
         chosen = [rng.choice(sequences) for _ in range(batch_size)]
         ids, mask = pad_batch([item[0] for item in chosen], pad, left=False)
         labels, _ = pad_batch([item[1] for item in chosen], -100, left=False)
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        token_losses = turn_loss(model, ids, mask, labels, reduction="none")
+        loss = token_losses.mean()
+        turns = turn_index(labels)[:, 1:][labels[:, 1:] != -100]
+        per_turn.append([token_losses[turns == turn].mean().item() for turn in range(int(turns.max()) + 1)])
         optimizer.zero_grad()
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        schedule.step()
         losses.append(loss.item())
+        if steps >= 100 and (step + 1) % (steps // 10) == 0:
+            recent = per_turn[-20:]
+            by_turn = [round(sum(item[turn] for item in recent) / len(recent), 3) for turn in range(min(map(len, recent)))]
+            progress(f"warm-up step {step + 1}/{steps}: loss {sum(losses[-20:]) / len(losses[-20:]):.3f}, "
+                     f"per model turn {by_turn}")
     tail = losses[-10:] or [float("nan")]
     return {"steps": steps, "episodes": len(sequences), "batch_size": batch_size, "learning_rate": learning_rate,
+            "schedule": "ramp over 5% of steps, constant, linear fall to 10% over the last 25%; grad norm clipped at 1",
             "first_loss": round(losses[0], 4) if losses else None, "final_loss": round(sum(tail) / len(tail), 4),
+            "final_loss_per_model_turn": [round(sum(item[turn] for item in per_turn[-10:]) / len(per_turn[-10:]), 4)
+                                          for turn in range(min(map(len, per_turn[-10:])))] if per_turn else [],
             "seconds": round(time.perf_counter() - started, 1)}
 
 
@@ -313,9 +406,14 @@ def trainer_config(method: str, steps: int, tuned: dict[str, Any] | None = None,
 
 
 def build(method: str, model: Any, tokenizer: Any, steps: int, seed: int, output: Path,
-          tuned: dict[str, Any] | None = None, budget: int = MAX_COMPLETION_LENGTH) -> Any:
+          tuned: dict[str, Any] | None = None, budget: int = MAX_COMPLETION_LENGTH, *,
+          curriculum: str | None = None, **env_overrides: Any) -> Any:
+    """The trainer `agentgym train METHOD --env LearnFhirCoding-v0` builds, on `model` (`--curriculum` when
+    `curriculum` names a sampler; `env_overrides`, e.g. feedback="adaptive", go to the training env only)."""
+    extra = {"curriculum": curriculum} if curriculum is not None else {}
     settings = RunSettings(method=method, env_id=ENV_ID, model="tiny:random", output_dir=str(output),
-                           config=trainer_config(method, steps, tuned, budget), seed=seed, env_kwargs=env_kwargs())
+                           config=trainer_config(method, steps, tuned, budget), seed=seed,
+                           env_kwargs={**env_kwargs(), **env_overrides}, **extra)
     return build_trainer(settings, model, tokenizer)
 
 
@@ -394,43 +492,95 @@ def parse_tuned(text: str | None) -> dict[str, Any] | None:
     return tuned
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_setup_arguments(parser: argparse.ArgumentParser, default_steps: int, quick_steps: int) -> None:
+    """The options of the shared setup (warm-up, evaluation, budget), for this bench and bench/curriculum.py."""
     parser.add_argument("--quick", action="store_true", help="A few minutes: fewer warm-up and training steps, "
                         "fewer test rollouts (same code path; numbers are not evidence).")
-    parser.add_argument("--steps", type=int, help="Optimizer steps per method (default 60; quick 4).")
-    parser.add_argument("--warmup-steps", type=int, help="Supervised warm-up steps (default 400; quick 20).")
+    parser.add_argument("--steps", type=int, help=f"Optimizer steps per arm (default {default_steps}; "
+                        f"quick {quick_steps}).")
+    parser.add_argument("--warmup-steps", type=int, help=f"Supervised warm-up steps (default {WARMUP_STEPS}; "
+                        f"quick {QUICK_WARMUP_STEPS}).")
     parser.add_argument("--samples", type=int, help="Test rollouts per test task (default 2; quick 1).")
     parser.add_argument("--test-tasks", type=int, help="Use only the first N test tasks (default: all; quick 16).")
     parser.add_argument("--train-tasks", type=int, help="Warm up on the first N train tasks only (default: all).")
     parser.add_argument("--max-completion-length", type=int, default=MAX_COMPLETION_LENGTH,
                         help="Tokens of one whole episode, in training and in evaluation (tests use a small one).")
-    parser.add_argument("--methods", default="grpo,ttopd")
-    parser.add_argument("--tuned", help="TT-OPD overrides for a third arm 'ttopd-tuned', e.g. kl_coef=1.0")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice; on a loaded machine "
                         "1 is faster, since generation is many small steps)")
-    parser.add_argument("--out", type=Path, default=RESULTS / "learn.json")
-    options = parser.parse_args(argv)
+
+
+@dataclass
+class Setup:
+    """What every arm starts from: the warmed-up model (and its state to restore), the renderer, the splits."""
+
+    model: Any
+    tokenizer: Any
+    renderer: Renderer
+    start_state: dict[str, Any]
+    tasks: dict[str, Any]
+    train_rows: list[dict[str, Any]]
+    test_rows: list[dict[str, Any]]
+    train_probe_rows: list[dict[str, Any]]
+    warm: dict[str, Any]
+    steps: int
+    samples: int
+    budget: int
+    max_turns: int
+    seed: int
+    evaluation_seed: int
+    work: Path
+    quick: bool
+    started: float
+
+    def evaluate(self) -> dict[str, Any]:
+        """The model's test success (sampled and greedy) and a train sample, as every checkpoint is reported."""
+        def run(rows: list[dict[str, Any]], samples: int, greedy: bool = False) -> dict[str, Any]:
+            return evaluate(self.model, self.renderer, rows, samples, self.evaluation_seed, self.max_turns,
+                            self.budget, greedy=greedy)
+
+        return {"test": run(self.test_rows, self.samples), "test_greedy": run(self.test_rows, 1, greedy=True),
+                "train_sample": run(self.train_probe_rows, 1)}
+
+    def finish(self, report: dict[str, Any], curves: dict[str, Any], out: Path) -> int:
+        """Write the report with its curves to `out`, remove the trainers' folders, print the report (one JSON
+        object on stdout); the exit status."""
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({**report, "curves": curves}, indent=1, default=str))
+        shutil.rmtree(self.work)
+        print(json.dumps(report, default=str))
+        return 0
+
+    def describe(self, bench: str, argv: list[str] | None) -> dict[str, Any]:
+        """The report's header: command, env, model, budget, splits and warm-up."""
+        return {
+            "bench": bench, "mode": "quick" if self.quick else "full",
+            "command": f"python bench/{bench}.py " + " ".join(sys.argv[1:] if argv is None else argv),
+            "env": f"{ENV_ID} = {BASE_ENV} family {FAMILY}, tools {list(TOOLS)}",
+            "model": "tiny:random", "parameters": sum(p.numel() for p in self.model.parameters()),
+            "torch_threads": torch.get_num_threads(), "seed": self.seed,
+            "budget": {"max_completion_length": self.budget, "output_limit": OUTPUT_LIMIT,
+                       "max_tool_calling_iterations": self.max_turns},
+            "splits": {"train_tasks": len(self.train_rows), "test_tasks": len(self.test_rows),
+                       "test_samples_per_task": self.samples},
+            "warmup": self.warm,
+        }
+
+
+def prepare(options: argparse.Namespace, default_steps: int, quick_steps: int, name: str = "learn") -> Setup:
+    """Build the tiny model, warm it up on the train split's oracle episodes, and keep that state."""
     quick = options.quick
-    steps = options.steps if options.steps is not None else (4 if quick else 60)
-    warmup_steps = options.warmup_steps if options.warmup_steps is not None else (20 if quick else 400)
+    steps = options.steps if options.steps is not None else (quick_steps if quick else default_steps)
+    warmup_steps = options.warmup_steps if options.warmup_steps is not None else (
+        QUICK_WARMUP_STEPS if quick else WARMUP_STEPS)
     samples = options.samples if options.samples is not None else (1 if quick else 2)
     test_limit = options.test_tasks if options.test_tasks is not None else (16 if quick else None)
-    tuned = parse_tuned(options.tuned)
-    methods = [method.strip() for method in options.methods.split(",") if method.strip()]
-    if tuned:
-        methods.append("ttopd-tuned")
-    for method in methods:
-        if method not in ("grpo", "ttopd", "ttopd-tuned"):
-            raise SystemExit(f"--methods: unknown method {method!r}; use grpo and/or ttopd")
     started = time.perf_counter()
     if options.threads:
         torch.set_num_threads(options.threads)
     torch.manual_seed(options.seed)
-    register()
-    model, tokenizer = build_tiny_model(options.seed)
-    work = Path(tempfile.mkdtemp(prefix="agentgym-bench-learn-"))  # trainers' output folders (metrics.jsonl)
+    model, tokenizer = build_model(options.seed)
+    work = Path(tempfile.mkdtemp(prefix=f"agentgym-bench-{name}-"))  # trainers' output folders (metrics.jsonl)
 
     # One trainer renders prompts, model turns and tool results for the warm-up and the evaluation.
     budget = options.max_completion_length
@@ -444,34 +594,61 @@ def main(argv: list[str] | None = None) -> int:
     sequences = oracle_sequences(renderer, train_rows, tasks)
     completion_lengths = sorted(len(ids) - next(index for index, label in enumerate(labels) if label != -100)
                                 for ids, labels in sequences)
-    progress(f"warm-up: {warmup_steps} supervised steps on {len(sequences)} oracle episodes of the train split")
-    warm = warm_up(model, sequences, warmup_steps, options.seed, tokenizer.pad_token_id)
+    code = [inspect.getsource(function) for function in (build_model, train_split_text, oracle_sequences,
+                                                          turn_loss, warm_up, Renderer)]
+    key = hashlib.sha256(json.dumps([code, WARMUP_LEARNING_RATE, OUTPUT_LIMIT, options.seed, warmup_steps,
+                                     [row["task_id"] for row in train_rows], budget]).encode()).hexdigest()[:16]
+    cached = WARMUP_CACHE / f"{key}.pt"
+    if cached.exists():  # the same warm-up (same code, seed, steps, tasks) done by an earlier run of a bench
+        saved = torch.load(cached, weights_only=False)
+        model.load_state_dict(saved["state"])
+        warm = {**saved["warm"], "reused_from": str(cached)}
+        progress(f"warm-up: reusing {cached}")
+    else:
+        progress(f"warm-up: {warmup_steps} supervised steps on {len(sequences)} oracle episodes of the train split")
+        warm = warm_up(model, sequences, warmup_steps, options.seed, tokenizer.pad_token_id)
+        if warmup_steps >= 100:
+            WARMUP_CACHE.mkdir(parents=True, exist_ok=True)
+            torch.save({"state": model.state_dict(), "warm": warm}, cached)
     warm["oracle_completion_tokens_median_max"] = [completion_lengths[len(completion_lengths) // 2],
                                                    completion_lengths[-1]]
-    start_state = copy.deepcopy(model.state_dict())
-    evaluation_seed = options.seed + 1
-    progress(f"evaluating the start checkpoint on {len(test_rows)} test tasks x {samples}")
-    before = evaluate(model, renderer, test_rows, samples, evaluation_seed, max_turns, budget)
     train_probe_rows = random.Random(options.seed).sample(train_rows, min(len(train_rows), len(test_rows)))
-    before_train = evaluate(model, renderer, train_probe_rows, 1, evaluation_seed, max_turns, budget)
-    before_greedy = evaluate(model, renderer, test_rows, 1, evaluation_seed, max_turns, budget, greedy=True)
+    return Setup(model=model, tokenizer=tokenizer, renderer=renderer, start_state=copy.deepcopy(model.state_dict()),
+                 tasks=tasks, train_rows=train_rows, test_rows=test_rows, train_probe_rows=train_probe_rows,
+                 warm=warm, steps=steps, samples=samples, budget=budget, max_turns=max_turns, seed=options.seed,
+                 evaluation_seed=options.seed + 1, work=work, quick=quick, started=started)
 
-    report: dict[str, Any] = {
-        "bench": "learn", "mode": "quick" if quick else "full",
-        "command": "python bench/learn.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "env": f"{ENV_ID} = {BASE_ENV} family {FAMILY}, tools {list(TOOLS)}",
-        "model": "tiny:random", "parameters": sum(p.numel() for p in model.parameters()),
-        "torch_threads": torch.get_num_threads(), "seed": options.seed,
-        "budget": {"max_completion_length": budget, "output_limit": OUTPUT_LIMIT,
-                   "max_tool_calling_iterations": max_turns},
-        "splits": {"train_tasks": len(train_rows), "test_tasks": len(test_rows), "test_samples_per_task": samples},
-        "warmup": warm, "before": {"test": before, "test_greedy": before_greedy, "train_sample": before_train}, "methods": {},
-    }
+
+def quick_path(out: Path, default: Path, quick: bool) -> Path:
+    """--quick writes NAME_quick.json beside the default results file, so it never replaces the full run's."""
+    return out.with_name(out.stem + "_quick.json") if quick and out == default else out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_setup_arguments(parser, default_steps=STEPS, quick_steps=QUICK_STEPS)
+    parser.add_argument("--methods", default="grpo,ttopd")
+    parser.add_argument("--tuned", help="TT-OPD overrides for a third arm 'ttopd-tuned', e.g. kl_coef=1.0")
+    parser.add_argument("--out", type=Path, default=RESULTS / "learn.json")
+    options = parser.parse_args(argv)
+    tuned = parse_tuned(options.tuned)
+    methods = [method.strip() for method in options.methods.split(",") if method.strip()]
+    if tuned:
+        methods.append("ttopd-tuned")
+    for method in methods:
+        if method not in ("grpo", "ttopd", "ttopd-tuned"):
+            raise SystemExit(f"--methods: unknown method {method!r}; use grpo and/or ttopd")
+    setup = prepare(options, default_steps=STEPS, quick_steps=QUICK_STEPS)
+    model, renderer, steps = setup.model, setup.renderer, setup.steps
+    progress(f"evaluating the start checkpoint on {len(setup.test_rows)} test tasks x {setup.samples}")
+    before_all = setup.evaluate()
+    before = before_all["test"]
+    report: dict[str, Any] = {**setup.describe("learn", argv), "before": before_all, "methods": {}}
     curves: dict[str, dict[str, list[float | None]]] = {}
     for method in methods:
-        model.load_state_dict(start_state)
-        trainer = build("ttopd" if method.startswith("ttopd") else "grpo", model, tokenizer, steps, options.seed,
-                        work / method, tuned if method == "ttopd-tuned" else None, budget)
+        model.load_state_dict(setup.start_state)
+        trainer = build("ttopd" if method.startswith("ttopd") else "grpo", model, setup.tokenizer, steps,
+                        setup.seed, setup.work / method, tuned if method == "ttopd-tuned" else None, setup.budget)
         began = time.perf_counter()
         progress(f"training {method}: {steps} steps")
         with contextlib.redirect_stdout(sys.stderr):  # TRL prints its logs; stdout carries the one JSON object
@@ -479,15 +656,14 @@ def main(argv: list[str] | None = None) -> int:
         seconds = round(time.perf_counter() - began, 1)
         curves[method] = curves_of(trainer.state.log_history)
         progress(f"evaluating {method}")
-        after = evaluate(model, renderer, test_rows, samples, evaluation_seed, max_turns, budget)
-        after_train = evaluate(model, renderer, train_probe_rows, 1, evaluation_seed, max_turns, budget)
-        after_greedy = evaluate(model, renderer, test_rows, 1, evaluation_seed, max_turns, budget, greedy=True)
+        after_all = setup.evaluate()
+        after = after_all["test"]
         first, last = slice(0, max(1, steps // 5)), slice(-max(1, steps // 5), None)
         summary = {
             "steps": trainer.state.global_step, "train_seconds": seconds,
             "rollouts": trainer.state.global_step * trainer.args.generation_batch_size,
-            "config": trainer_config(method, steps, tuned if method == "ttopd-tuned" else None, budget),
-            "after": {"test": after, "test_greedy": after_greedy, "train_sample": after_train},
+            "config": trainer_config(method, steps, tuned if method == "ttopd-tuned" else None, setup.budget),
+            "after": after_all,
             "test_success_change": round(after["success"] - before["success"], 4),
             "over_training_first_fifth_vs_last_fifth": {
                 name: [mean_of(series, first), mean_of(series, last)] for name, series in curves[method].items()},
@@ -500,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
                 "negative_advantage")}
             summary["teacher_updates"] = len(trainer.teacher_updates)
         report["methods"][method] = summary
-    out = options.out if not quick or options.out != RESULTS / "learn.json" else RESULTS / "learn_quick.json"
+    out = quick_path(options.out, RESULTS / "learn.json", setup.quick)
     png = out.with_name(out.stem + "_curves.png")
     plot(curves, png, f"{ENV_ID} ({FAMILY}), tiny:random, CPU, {steps} steps per method")
     root = RESULTS.parent.parent
@@ -515,13 +691,9 @@ def main(argv: list[str] | None = None) -> int:
         **{f"{method}_completion_length_first_last": report["methods"][method][
             "over_training_first_fifth_vs_last_fifth"]["completion_length"] for method in methods},
         "steps_per_method": steps, "rollouts_per_step": renderer.trainer.args.generation_batch_size,
-        "total_seconds": round(time.perf_counter() - started, 1),
+        "total_seconds": round(time.perf_counter() - setup.started, 1),
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**report, "curves": curves}, indent=1, default=str))
-    shutil.rmtree(work)
-    print(json.dumps(report, default=str))
-    return 0
+    return setup.finish(report, curves, out)
 
 
 if __name__ == "__main__":

@@ -18,14 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import learn
 from agentgym_baselines.adapter import task_dataset
-from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.ttopd import TTOPDConfig
 
 
 @pytest.fixture(scope="module")
 def renderer(tmp_path_factory: pytest.TempPathFactory) -> learn.Renderer:
-    learn.register()
-    model, tokenizer = build_tiny_model(0)
+    model, tokenizer = learn.build_model(0)
     return learn.Renderer(learn.build("grpo", model, tokenizer, 1, 0, tmp_path_factory.mktemp("render")))
 
 
@@ -71,6 +69,20 @@ def test_warm_up_data_are_oracle_episodes_rendered_as_the_trainer_renders(render
     assert "tool_response" not in trained  # tool results are context, never targets
     hint_prefix = TTOPDConfig.__dataclass_fields__["hint_template"].default.split("{")[0].strip()
     text = "".join(renderer.tokenizer.decode(sequence) for sequence, _ in sequences)
+    assert hint_prefix not in text and "verified correct answer" not in text
+
+
+def test_tokenizer_is_fitted_on_train_split_text_only() -> None:
+    import gymnasium as gym
+
+    learn.register()
+    text = "\n".join(learn.train_split_text())
+    probe = gym.make(learn.ENV_ID, **learn.env_kwargs())
+    task_set = probe.unwrapped.task_set
+    probe.close()
+    assert all(task.prompt in text for task in task_set.filter(split="train"))
+    assert not any(task.prompt in text for task in task_set.filter(split="test"))
+    hint_prefix = TTOPDConfig.__dataclass_fields__["hint_template"].default.split("{")[0].strip()
     assert hint_prefix not in text and "verified correct answer" not in text
 
 
