@@ -1,8 +1,9 @@
 """Does training raise test success on a multi-turn tool task? GRPO and TT-OPD, same start, equal steps, on CPU.
 
-    python bench/learn.py                      # the full run (about 30 minutes on 2 CPU cores)
+    python bench/learn.py --threads 1          # the full run (about 25 minutes on 2 CPU cores)
     python bench/learn.py --quick              # a few minutes: same code path, small numbers
-    python bench/learn.py --tuned kl_coef=1.0  # adds a third arm: TT-OPD with these TTOPDConfig overrides
+    python bench/learn.py --tuned kl_coef=1.0  # adds an arm: TT-OPD with these TTOPDConfig overrides
+    python bench/learn.py --tuned-grpo learning_rate=1e-4  # adds an arm: GRPO with these GRPOConfig overrides
 
 The env (`LearnFhirCoding-v0`, registered here) is FHIR-v0's `condition_coding` family, unchanged: its store,
 tasks, train/test split (no patient shared), tools and verifier. Only the tool menu is cut to the three tools that
@@ -10,10 +11,15 @@ family's oracle uses (`problem_list`, `lookup_code`, `submit`), because the full
 tokens of the tiny tokenizer, too long for CPU training. Every episode takes three calls: read the problem list,
 look the clinician's wording up in ICD-10-CM, submit the billable code; the verifier checks the code.
 
-1. A tiny model is built in-process (`agentgym_baselines.tiny.build_tiny_model`; nothing is downloaded).
-2. Warm-up: supervised steps on the ORACLE's episodes of the TRAIN split only, replayed through the same TRL
-   environment class and rendered token by token the way the trainer renders rollouts (prompt ids, the model's
-   turns, TRL's tool-result suffix ids); loss on the model's turns only. TT-OPD's hint never appears.
+1. A tiny model is built in-process (`agentgym_baselines.tiny.build_tiny_model`, ~0.2M parameters; nothing is
+   downloaded). Its byte-level BPE is fitted on the tiny corpus plus the TRAIN split's text (system prompt, tool
+   schemas, train prompts, the oracle's train episodes): an episode is ~750 tokens instead of ~1,500.
+2. Warm-up: 1,600 supervised steps on the ORACLE's episodes of the TRAIN split only, replayed through the same
+   TRL environment class and rendered token by token the way the trainer renders rollouts (prompt ids, the
+   model's turns, TRL's tool-result suffix ids); loss on the model's turns only. TT-OPD's hint never appears.
+   The tiny model must learn to copy the patient id, the clinician's wording and the code; it does so abruptly,
+   after some 600-1,000 steps. The warmed-up state is cached (keyed by the warm-up's code and settings) so
+   bench/curriculum.py starts from the very same checkpoint.
 3. Test success of that checkpoint: every test task, `--samples` rollouts each at temperature 1 (the training
    temperature), with a 95% interval from a bootstrap over tasks (rollouts of one task are not independent).
 4. From that same checkpoint, each method trains `--steps` optimizer steps with the same rollouts per step, through
@@ -53,6 +59,7 @@ from agentgym_baselines.adapter import system_prompt, task_dataset
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
 from agentgym_baselines.ttopd import TTOPDConfig
+from trl import GRPOConfig
 from trl.chat_template_utils import parse_response
 
 import agentgym
@@ -474,17 +481,18 @@ def plot(curves: dict[str, dict[str, list[float | None]]], path: Path, title: st
     figure.savefig(path, dpi=90)
 
 
-def parse_tuned(text: str | None) -> dict[str, Any] | None:
-    """`KEY=VALUE,...` (values read as JSON when they parse, else as text) for TTOPDConfig; None when empty."""
+def parse_tuned(text: str | None, flag: str = "--tuned", config_class: Any = TTOPDConfig) -> dict[str, Any] | None:
+    """`KEY=VALUE,...` (values read as JSON when they parse, else as text) for `config_class`; None when empty."""
     if not text:
         return None
-    known = set(TTOPDConfig.__dataclass_fields__)
+    known = set(config_class.__dataclass_fields__)
     tuned: dict[str, Any] = {}
     for item in text.split(","):
         key, separator, value = item.partition("=")
         key = key.strip()
         if not separator or key not in known:
-            raise SystemExit(f"--tuned: {item!r} is not KEY=VALUE with a TTOPDConfig field (e.g. kl_coef=1.0)")
+            raise SystemExit(f"{flag}: {item!r} is not KEY=VALUE with a {config_class.__name__} field "
+                             "(e.g. learning_rate=1e-4)")
         try:
             tuned[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -628,15 +636,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_setup_arguments(parser, default_steps=STEPS, quick_steps=QUICK_STEPS)
     parser.add_argument("--methods", default="grpo,ttopd")
-    parser.add_argument("--tuned", help="TT-OPD overrides for a third arm 'ttopd-tuned', e.g. kl_coef=1.0")
+    parser.add_argument("--tuned", help="TT-OPD overrides for an arm 'ttopd-tuned', e.g. kl_coef=1.0")
+    parser.add_argument("--tuned-grpo", help="GRPOConfig overrides for an arm 'grpo-tuned', e.g. learning_rate=1e-4")
     parser.add_argument("--out", type=Path, default=RESULTS / "learn.json")
     options = parser.parse_args(argv)
-    tuned = parse_tuned(options.tuned)
+    tuned_by_arm = {"ttopd-tuned": parse_tuned(options.tuned),
+                    "grpo-tuned": parse_tuned(options.tuned_grpo, "--tuned-grpo", GRPOConfig)}
     methods = [method.strip() for method in options.methods.split(",") if method.strip()]
-    if tuned:
-        methods.append("ttopd-tuned")
+    methods += [arm for arm in ("grpo-tuned", "ttopd-tuned") if tuned_by_arm[arm]]
     for method in methods:
-        if method not in ("grpo", "ttopd", "ttopd-tuned"):
+        if method not in ("grpo", "ttopd", "grpo-tuned", "ttopd-tuned"):
             raise SystemExit(f"--methods: unknown method {method!r}; use grpo and/or ttopd")
     setup = prepare(options, default_steps=STEPS, quick_steps=QUICK_STEPS)
     model, renderer, steps = setup.model, setup.renderer, setup.steps
@@ -648,7 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     for method in methods:
         model.load_state_dict(setup.start_state)
         trainer = build("ttopd" if method.startswith("ttopd") else "grpo", model, setup.tokenizer, steps,
-                        setup.seed, setup.work / method, tuned if method == "ttopd-tuned" else None, setup.budget)
+                        setup.seed, setup.work / method, tuned_by_arm.get(method), setup.budget)
         began = time.perf_counter()
         progress(f"training {method}: {steps} steps")
         with contextlib.redirect_stdout(sys.stderr):  # TRL prints its logs; stdout carries the one JSON object
@@ -662,7 +671,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = {
             "steps": trainer.state.global_step, "train_seconds": seconds,
             "rollouts": trainer.state.global_step * trainer.args.generation_batch_size,
-            "config": trainer_config(method, steps, tuned if method == "ttopd-tuned" else None, setup.budget),
+            "config": trainer_config(method, steps, tuned_by_arm.get(method), setup.budget),
             "after": after_all,
             "test_success_change": round(after["success"] - before["success"], 4),
             "over_training_first_fifth_vs_last_fifth": {
