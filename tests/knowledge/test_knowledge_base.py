@@ -174,9 +174,10 @@ def test_command_line_build_search_info_eval(tmp_path: Path, corpus_file: Path) 
     assert f"built {out}: {len(PASSAGES)} passages" in built.output and "passages/s" in built.output
 
     searched = runner.invoke(kb_command, ["search", str(out), "big toe pain", "-k", "2", "--mode", "hybrid"])
-    assert searched.exit_code == 0 and searched.output.startswith("[1] p-gout")
+    # results on stdout; the model-loading message goes to stderr (click's `output` holds both)
+    assert searched.exit_code == 0 and searched.stdout.startswith("[1] p-gout"), searched.output
     filtered = runner.invoke(kb_command, ["search", str(out), "pain", "--source", "brain", "--json"])
-    assert {json.loads(line)["source"] for line in filtered.output.splitlines()} == {"brain"}
+    assert {json.loads(line)["source"] for line in filtered.stdout.splitlines()} == {"brain"}
 
     described = runner.invoke(kb_command, ["info", str(out), "--json"])
     assert json.loads(described.output)["count"] == len(PASSAGES)
@@ -184,7 +185,7 @@ def test_command_line_build_search_info_eval(tmp_path: Path, corpus_file: Path) 
     questions = write_jsonl(tmp_path / "q.jsonl", [{"query": "zorblax", "id": "p-zorblax"},
                                                    {"question": "levothyroxine", "ids": ["p-thyroid"]}])
     evaluated = runner.invoke(kb_command, ["eval", str(out), "--questions", str(questions), "--json"])
-    metrics = json.loads(evaluated.output)
+    metrics = json.loads(evaluated.stdout)
     assert metrics["questions"] == 2 and set(metrics["modes"]) == {"hybrid", "dense", "bm25"}
     assert metrics["modes"]["bm25"] == {"recall@1": 1.0, "recall@5": 1.0, "recall@10": 1.0, "mrr": 1.0}
 
