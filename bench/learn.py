@@ -689,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     png = out.with_name(out.stem + "_curves.png")
     plot(curves, png, f"{ENV_ID} ({FAMILY}), tiny:random, CPU, {steps} steps per method")
     root = RESULTS.parent.parent
-    report["curves_png"] = str(png.relative_to(root)) if png.resolve().is_relative_to(root) else str(png)
+    report["curves_png"] = str(png.resolve().relative_to(root)) if png.resolve().is_relative_to(root) else str(png)
     report["figures"] = {
         "before_test_success": before["success"], "before_test_ci95": before["ci95"],
         **{f"{method}_after_test_success": report["methods"][method]["after"]["test"]["success"]
