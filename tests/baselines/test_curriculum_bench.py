@@ -21,6 +21,7 @@ import curriculum
 pytest.importorskip("agentgym.curriculum", reason="agentgym.curriculum (the samplers) is not installed")
 
 
+@pytest.mark.slow  # three arms of the bench's whole path take about 4 minutes on 2 cores: make test-slow
 def test_bench_compares_samplers_at_equal_rollouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     arms = [arm for arm, (sampler, _) in curriculum.ARMS.items() if sampler in curriculum.available_samplers()]
     assert "uniform" in arms and "mixed-outcome" in arms

@@ -92,6 +92,7 @@ def test_bootstrap_interval_brackets_the_mean() -> None:
     assert 0.0 <= low < 0.5 < high <= 1.0
 
 
+@pytest.mark.slow  # the bench's whole path (warm-up, two methods, test rollouts) takes about 3 minutes on 2 cores: make test-slow
 def test_bench_runs_both_methods_at_equal_steps_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "learn.json"
     code = learn.main(["--warmup-steps", "2", "--steps", "1", "--samples", "1", "--test-tasks", "2",
