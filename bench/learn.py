@@ -130,18 +130,9 @@ def build_model(seed: int) -> tuple[Any, Any]:
     The stock tiny tokenizer spends its merges on its own corpus, so this env's prompt is ~900 tokens and an
     oracle episode ~1,500; fitted on the train split's text as well, they are ~540 and ~750, which halves every
     step of warm-up, training and evaluation. The model is `build_tiny_model`'s (same shape, same init).
-    `agentgym_baselines.tiny` takes no corpus argument, so its corpus function is swapped for the call.
     """
-    from agentgym_baselines import tiny
-
     register()
-    stock = tiny._corpus
-    extra = train_split_text()
-    tiny._corpus = lambda corpus_seed: list(stock(corpus_seed)) + extra
-    try:
-        return build_tiny_model(seed)
-    finally:
-        tiny._corpus = stock
+    return build_tiny_model(seed, corpus=train_split_text())
 
 
 # ----------------------------------------------------------------------------------------- statistics

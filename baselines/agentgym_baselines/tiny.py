@@ -8,6 +8,7 @@ template, so TRL attaches its tool-call response parser to it exactly as it does
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 TINY_MODEL_SPEC = "tiny:random"
@@ -42,8 +43,10 @@ def _corpus(seed: int) -> list[str]:
     return lines
 
 
-def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 2048) -> Any:
-    """A byte-level BPE `PreTrainedTokenizerFast` with Qwen's special tokens and TRL's Qwen3 chat template.
+def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 2048, *, corpus: Sequence[str] = ()) -> Any:
+    """A byte-level BPE `PreTrainedTokenizerFast` with Qwen's special tokens and TRL's Qwen3 chat template,
+    fitted on the built-in corpus plus `corpus` (extra text, e.g. a train split's prompts, so they take fewer
+    tokens).
 
     eos is `<|im_end|>` (TRL cuts tool-result wrappers at the last eos), pad is `<|endoftext|>`, padding left.
     """
@@ -60,7 +63,7 @@ def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 2048) -> Any:
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    backend.train_from_iterator(_corpus(seed), trainer=trainer)
+    backend.train_from_iterator(_corpus(seed) + list(corpus), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend,
         eos_token="<|im_end|>",
@@ -73,13 +76,15 @@ def build_tiny_tokenizer(seed: int = 0, vocab_size: int = 2048) -> Any:
     return tokenizer
 
 
-def build_tiny_model(seed: int = 0, *, hidden_size: int = 64, layers: int = 2) -> tuple[Any, Any]:
+def build_tiny_model(seed: int = 0, *, hidden_size: int = 64, layers: int = 2,
+                     corpus: Sequence[str] = ()) -> tuple[Any, Any]:
     """A randomly initialised Qwen3 causal LM (~100K parameters) and its tokenizer, both made in code.
 
     Args:
         seed: Seeds the tokenizer's corpus and the weight initialisation; the same seed gives the same model.
         hidden_size: Width of the model (head_dim 16, 4 query and 2 key-value heads).
         layers: Number of decoder layers.
+        corpus: Extra text the tokenizer is fitted on (see `build_tiny_tokenizer`).
 
     Returns:
         `(model, tokenizer)`, the model in float32 on CPU with tied embeddings.
@@ -87,7 +92,7 @@ def build_tiny_model(seed: int = 0, *, hidden_size: int = 64, layers: int = 2) -
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    tokenizer = build_tiny_tokenizer(seed)
+    tokenizer = build_tiny_tokenizer(seed, corpus=corpus)
     config = Qwen3Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
