@@ -1,10 +1,10 @@
 """The viewer in a real headless Chromium (Debian's package, driven by Playwright): load runs, filter, open an
-episode, compare two runs, check that hostile strings stay inert, and time a 10,000-episode run."""
+episode, compare two runs, check that hostile strings stay inert, and work through a 10,000-episode run
+(its timing is bench/viewer.py's)."""
 
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,22 +147,18 @@ def test_hostile_strings_stay_inert(browser: Any, hostile_run: Path, oracle_run:
         server.server_close()
 
 
-def test_ten_thousand_episodes_open_in_under_two_seconds(browser: Any, big_run: Path, tmp_path: Path) -> None:
-    started = time.perf_counter()
+def test_ten_thousand_episodes_list_paginate_filter_and_open(browser: Any, big_run: Path, tmp_path: Path) -> None:
+    """What a reader does with a big run; how long it takes is measured by bench/viewer.py, not asserted here."""
     server = _serve([big_run])
     try:
         page, problems = _open(browser, server.url)
-        elapsed = time.perf_counter() - started
         assert page.locator("#count").inner_text() == "10000 of 10000 episodes"
         assert page.locator("#episodes tbody tr").count() == 100  # paginated
         page.fill("#filter-text", "sql-big-00042")
         assert page.locator("#count").inner_text() == "4 of 10000 episodes"
         page.locator("#episodes tbody tr").first.click()
         page.locator(".episode-view").wait_for()
-        total = time.perf_counter() - started
         page.screenshot(path=str(tmp_path / "big.png"))
-        assert elapsed < 2.0, f"the 10,000-episode run took {elapsed:.2f} s to open"
-        assert total < 4.0, f"opening one of its episodes took until {total:.2f} s"
         assert problems == []
     finally:
         server.shutdown()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -125,11 +124,11 @@ def test_mistakes_get_one_clear_line(tmp_path: Path, oracle_run: Path) -> None:
     assert result.exit_code != 0 and "in use" in result.output and "--port" in result.output
 
 
-def test_ten_thousand_episodes_index_quickly(big_run: Path) -> None:
-    started = time.perf_counter()
+def test_ten_thousand_episodes_index(big_run: Path) -> None:
+    """Every record becomes a row (the time it takes is bench/viewer.py's figure)."""
     [run] = load_runs([big_run])
     assert len(run.rows) == 10_000
-    assert time.perf_counter() - started < 2.0
+    assert len({(row["task"], row["sample"]) for row in run.rows}) == 10_000
 
 
 def test_the_served_api_needs_the_token_of_the_printed_address(oracle_run: Path) -> None:
