@@ -28,8 +28,12 @@ def _missing_extra(error: ImportError) -> click.ClickException:
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on (0: any free port, printed at start).")
 @click.option("--env-arg", "env_args", multiple=True, help="KEY=VALUE passed to gym.make for every session.")
+@click.option("--workers", default=1, show_default=True, type=int,
+              help="Server processes sharing the port on this machine (uvicorn's multi-process mode, no Ray). A "
+                   "WebSocket session stays on the worker that accepted it; HTTP MCP sessions are not sticky "
+                   "across workers (see docs/serving.md).")
 @click.option("--max-sessions", default=64, show_default=True, type=click.IntRange(1),
-              help="Sessions open at once; one more is answered 'server busy'.")
+              help="Sessions open at once, per worker (per replica with --ray); one more is answered 'server busy'.")
 @click.option("--idle-timeout", default=600.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Seconds without a message after which a session is closed.")
 @click.option("--token", default=None, help=f"Require 'Authorization: Bearer TOKEN' (default: ${TOKEN_VARIABLE}).")
@@ -43,7 +47,7 @@ def _missing_extra(error: ImportError) -> click.ClickException:
 @click.option("--session-affinity", is_flag=True,
               help="With --ray: route requests by their x-session-id header, so an HTTP MCP client that sends the "
                    "same one on every request of a session stays on its replica (Ray 2.60+; see docs/serving.md).")
-def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], max_sessions: int,
+def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], workers: int, max_sessions: int,
                   idle_timeout: float, token: str | None, log_level: str, ray_address: str | None,
                   replicas: int, session_affinity: bool) -> None:
     """Serve ENV_ID over OpenEnv's protocol: WebSocket /ws (one env per connection), HTTP /reset /state
@@ -52,6 +56,7 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
     \b
     Examples:
       agentgym serve SQL-v0 --port 8000
+      agentgym serve SQL-v0 --workers 4 --port 8000
       agentgym serve FHIR-v0 --env-arg split=test --max-sessions 256 --token "$SECRET"
       agentgym serve SQL-v0 --ray --replicas 4
     Then, in Python: gym.make("SQL-v0", remote="ws://127.0.0.1:8000")
@@ -60,13 +65,17 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
         from agentgym.serving.server import ServeConfig, serve
     except ImportError as error:
         raise _missing_extra(error) from None
+    if workers < 1:
+        raise click.ClickException(f"--workers must be 1 or more (server processes sharing the port), got {workers}")
+    if workers > 1 and ray_address is not None:
+        raise click.ClickException("--workers is for one machine without Ray; with --ray use --replicas N instead")
     token = token or os.environ.get(TOKEN_VARIABLE) or None
     if host not in ("127.0.0.1", "localhost", "::1") and not token:
         click.echo(f"warning: serving on {host} without a token: anyone who reaches this port can run episodes "
                    f"(pass --token or set {TOKEN_VARIABLE})", err=True)
     try:
         config = ServeConfig(env_id=env_id, env_args=parse_assignments(env_args), max_sessions=max_sessions,
-                             idle_timeout=idle_timeout, token=token)
+                             idle_timeout=idle_timeout, token=token, workers=workers)
     except ValueError as error:
         raise click.ClickException(str(error)) from None
 
@@ -79,16 +88,29 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
         return
 
     def ready(url: str) -> None:
-        click.echo(f"serving {env_id} at {url} (health: {url.replace('ws://', 'http://')}/health); "
+        processes = f"{workers} workers (--max-sessions {max_sessions} each); " if workers > 1 else ""
+        click.echo(f"serving {env_id} at {url} (health: {url.replace('ws://', 'http://')}/health); {processes}"
                    f"{'token required' if token else 'no token'}; Ctrl-C stops", err=True)
         sys.stderr.flush()
 
     try:
-        serve(config, host=host, port=port, log_level=log_level, on_ready=ready)
+        if workers > 1:
+            _serve_workers(config, host=host, port=port, log_level=log_level, on_ready=ready)
+        else:
+            serve(config, host=host, port=port, log_level=log_level, on_ready=ready)
     except KeyError as error:
         raise click.ClickException(str(error.args[0])) from None
     except (ValueError, TypeError, FileNotFoundError) as error:
         raise click.ClickException(f"could not make {env_id}: {error}") from None
+
+
+def _serve_workers(config: ServeConfig, **options: Any) -> None:
+    from agentgym.serving.workers import serve_workers
+
+    try:
+        serve_workers(config, **options)
+    except RuntimeError as error:  # a worker failed to start; its own log said why
+        raise click.ClickException(str(error)) from None
 
 
 def _serve_on_ray(config: ServeConfig, ray_address: str, *, host: str, port: int, replicas: int,

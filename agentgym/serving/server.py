@@ -62,6 +62,8 @@ class ServeConfig:
         max_sessions: Sessions open at once (WebSocket and MCP together); one more is answered "busy".
         idle_timeout: Seconds without a message after which a session is closed; None keeps them open.
         token: When set, every request must carry `Authorization: Bearer TOKEN`.
+        workers: Server processes sharing the port (`agentgym serve --workers`); each holds its own sessions, so
+            `max_sessions` holds per worker. `/health` reports it with the answering process's pid.
     """
 
     env_id: str
@@ -69,8 +71,11 @@ class ServeConfig:
     max_sessions: int = 64
     idle_timeout: float | None = 600.0
     token: str | None = None
+    workers: int = 1
 
     def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
         if self.max_sessions < 1:
             raise ValueError(f"max_sessions must be at least 1, got {self.max_sessions}")
         if self.idle_timeout is not None and self.idle_timeout <= 0:
@@ -309,6 +314,7 @@ def build_app(config: ServeConfig) -> FastAPI:
         functools.partial(GymSession, config.env_id, config.env_args), GymAction, GymObservation,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=config.max_sessions,
                                              session_timeout=config.idle_timeout),
+        threads=max(4, session_threads() // config.workers),  # the workers share the machine's cores
     )
     app = FastAPI(title=f"agentgym {config.env_id}", version=_version(),
                   description="An agentgym environment over OpenEnv's protocol: WebSocket /ws, MCP /mcp.")
@@ -321,6 +327,7 @@ def build_app(config: ServeConfig) -> FastAPI:
         return {"status": "healthy", "env": config.env_id,
                 "sessions": {"active": server.active_sessions, "max": config.max_sessions,
                              "idle_timeout_s": config.idle_timeout},
+                "worker": {"pid": os.getpid(), "workers": config.workers},
                 "data": data, "sandbox": {"pools": sandbox_pools()}}
 
     @app.get("/tasks")
