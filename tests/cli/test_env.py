@@ -77,6 +77,25 @@ def test_file_tools_read_write_list_and_refuse_to_leave_the_workspace(make_cli_e
     assert "no folder" in observation
 
 
+def test_a_path_that_is_not_utf8_gets_the_same_clear_error_in_every_sandbox(make_cli_env: Any,
+                                                                           small_tasks: list[Any]) -> None:
+    """A lone surrogate cannot be a file name. The sandbox's own error gave its position in the sandbox's
+    absolute path, whose length differs between sandboxes, so two worker counts played the same episode
+    differently (seen as an ordinary user, where the local backend's work roots differ in length)."""
+    task = first(small_tasks, "counting")
+    seen = set()
+    envs = [make_cli_env(), make_cli_env()]  # two envs open at once: two sandboxes, two work dirs
+    for env in envs:
+        env.reset(options={"task_id": task.id})
+    for env in envs:
+        for tool in ("list_dir", "read_file"):
+            observation, *_ = call(env, tool, path="``` \ud800 -la } ls -1")
+            assert observation.startswith("Error:") and "not valid UTF-8" in observation, observation
+            assert "Traceback" not in observation and "position" not in observation
+            seen.add(observation)
+    assert len(seen) == 1
+
+
 def test_wrong_answers_and_partial_work_get_partial_credit_in_the_breakdown(make_cli_env: Any,
                                                                            small_tasks: list[Any]) -> None:
     env = make_cli_env()

@@ -34,8 +34,15 @@ def workspace_path(workspace: Workspace, path: str) -> str:
     """`path` (relative to the workspace root, or absolute inside it) as a path relative to the root.
 
     Raises:
-        ToolError: if the path leaves the workspace.
+        ToolError: if the path leaves the workspace, or holds a character UTF-8 cannot encode (a lone surrogate
+            such as '\ud800'), which no file name on disk can hold; refused here, before the sandbox reports it
+            with a position that depends on the sandbox's own path.
     """
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = error.object[error.start:error.end]
+        raise ToolError(f"the path holds {bad!r}, which is not valid UTF-8; file names are UTF-8 text") from None
     text = path.strip()
     root = workspace.root.rstrip("/")
     if text.startswith(root + "/") or text == root:
