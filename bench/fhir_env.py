@@ -16,6 +16,8 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 # Running `python bench/fhir_env.py` puts bench/ first on the path, where bench/fhir.py would shadow the
@@ -31,6 +33,15 @@ from agentgym.agents.oracle import OracleAgent
 
 def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
+
+
+def time_pair(step: Callable[[], Any], bare: Callable[[], Any], step_times: list[float], bare_times: list[float],
+              step_first: bool) -> None:
+    """Time `step` and `bare` back to back (in the order given), appending each one's seconds to its list."""
+    for which in ((step, step_times), (bare, bare_times)) if step_first else ((bare, bare_times), (step, step_times)):
+        start = time.perf_counter()
+        which[0]()
+        which[1].append(time.perf_counter() - start)
 
 
 def main() -> None:
@@ -53,41 +64,22 @@ def main() -> None:
         env.reset(options={"task_id": task.id})
         resets.append(time.perf_counter() - start)
 
-    # the same patient + code query through the env's tool and straight against the store
+    # the same patient + code query through the env's tool and straight against the store, then a small fast
+    # call: the task's Patient by id
     lab_tasks = [t for t in tasks if t.family == "lab_value"]
-    steps, direct = [], []
+    steps, direct, reads, direct_reads = [], [], [], []
     for position in range(args.repeats):
         task = lab_tasks[position % len(lab_tasks)]
         params = {"patient": task.metadata["patient_id"], "code": task.metadata["loinc"], "_sort": "-date",
                   "_count": "20"}
-        env.reset(options={"task_id": task.id})
-        episode = env.unwrapped.state.backend
-        action = {"name": "fhir_search", "arguments": {"resource_type": "Observation", "params": params}}
-        for order in ((0, 1) if position % 2 else (1, 0)):  # alternate which runs first (warm caches)
-            start = time.perf_counter()
-            if order == 0:
-                episode.search("Observation", params)
-                direct.append(time.perf_counter() - start)
-            else:
-                env.step(action)
-                steps.append(time.perf_counter() - start)
-
-    # a small fast call: the task's Patient by id, through the env's tool and straight from the store
-    reads, direct_reads = [], []
-    for position in range(args.repeats):
-        task = lab_tasks[position % len(lab_tasks)]
-        env.reset(options={"task_id": task.id})
-        episode = env.unwrapped.state.backend
         patient = task.metadata["patient_id"]
-        action = {"name": "fhir_read", "arguments": {"resource_type": "Patient", "resource_id": patient}}
-        for order in ((0, 1) if position % 2 else (1, 0)):
-            start = time.perf_counter()
-            if order == 0:
-                episode.read("Patient", patient)
-                direct_reads.append(time.perf_counter() - start)
-            else:
-                env.step(action)
-                reads.append(time.perf_counter() - start)
+        env.reset(options={"task_id": task.id})
+        episode = env.unwrapped.state.backend
+        search = {"name": "fhir_search", "arguments": {"resource_type": "Observation", "params": params}}
+        read = {"name": "fhir_read", "arguments": {"resource_type": "Patient", "resource_id": patient}}
+        first = position % 2 == 0  # alternate which runs first (warm caches)
+        time_pair(partial(env.step, search), partial(episode.search, "Observation", params), steps, direct, first)
+        time_pair(partial(env.step, read), partial(episode.read, "Patient", patient), reads, direct_reads, first)
 
     # oracle episodes per second over a random sample of every family
     oracle = OracleAgent()

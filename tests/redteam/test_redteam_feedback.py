@@ -60,7 +60,7 @@ def test_attack_loses_with_feedback_on_a_sample(variant: tuple[Attack, str, str]
     _check(variant, 1)
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # every attack x both feedback modes x every backend and task: minutes; make test-slow runs it
 @pytest.mark.parametrize("variant", VARIANTS, ids=[_id(v) for v in VARIANTS])
 def test_attack_loses_with_feedback_on_every_task(variant: tuple[Attack, str, str]) -> None:
     _check(variant, 0)
