@@ -21,6 +21,7 @@ import click
 from rich.console import Console
 
 from agentgym.actions import CODE_TOOL
+from agentgym.rewards import explain_term
 
 HELP = """\
 Type one tool call per line:
@@ -33,28 +34,9 @@ Commands:
 Mistakes caught before the call (unknown tool, missing argument, unparseable line) cost no turn."""
 
 # What each reward_breakdown key means, for a person reading the end of an episode.
-BREAKDOWN_MEANINGS = {
-    "answer": "the verifier's score of the submitted answer (success needs 1.0)",
-    "format": "share of turns whose action parsed into a tool call",
-    "schema": "share of calls naming a known tool with valid arguments",
-    "execution": "share of calls that ran without an error",
-    "submitted": "1 when the episode ended with a submit, 0 when it ran out of turns",
-    "process": "mean of the domain's process signals",
-}
-BREAKDOWN_PREFIXES = {
-    "process/": "a domain process signal, averaged over the calls",
-    "verifier/": "a part of the verifier's score",
-}
-
-
 def explain_key(key: str) -> str:
     """What the reward_breakdown key `key` measures, in one line."""
-    if key in BREAKDOWN_MEANINGS:
-        return BREAKDOWN_MEANINGS[key]
-    for prefix, meaning in BREAKDOWN_PREFIXES.items():
-        if key.startswith(prefix):
-            return meaning
-    return "a shaping term of this env"
+    return explain_term(key) or "a shaping term of this env"
 
 
 @dataclass

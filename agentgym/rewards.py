@@ -21,6 +21,29 @@ from agentgym import answers
 if TYPE_CHECKING:
     from agentgym.tasks import Task
 
+# What each reward-breakdown term means (what `ToolEnv` writes at the end of an episode), for `agentgym play`'s
+# summary and the viewer, which show it beside each value.
+BREAKDOWN_TERMS = {
+    "answer": "the verifier's score of what the task asked for; success is this score alone (>= the threshold)",
+    "format": "share of turns whose action parsed as a tool call (1 - format errors / turns)",
+    "schema": "share of tool calls naming a real tool with valid arguments (0 when the episode only submitted)",
+    "execution": "share of tool calls that ran without error (0 when the episode only submitted)",
+    "submitted": "1 when the episode ended by calling the submit tool",
+    "process": "mean of the process/* signals below",
+}
+BREAKDOWN_PREFIXES = {
+    "process/": "a per-call process signal of the domain, clipped to [0, 1] and averaged over the episode's calls",
+    "verifier/": "a component the verifier reported beside its score (reported, not added to the reward)",
+}
+
+
+def explain_term(term: str) -> str | None:
+    """A one-line meaning of a reward-breakdown term, or None for a term no table above describes."""
+    if term in BREAKDOWN_TERMS:
+        return BREAKDOWN_TERMS[term]
+    return next((meaning for prefix, meaning in BREAKDOWN_PREFIXES.items() if term.startswith(prefix)), None)
+
+
 SHAPING_COMPONENTS = ("format", "schema", "execution", "answer", "process")
 
 

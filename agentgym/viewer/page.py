@@ -16,34 +16,16 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from agentgym.rewards import BREAKDOWN_PREFIXES, BREAKDOWN_TERMS, explain_term
 from agentgym.viewer import stats, svg
 from agentgym.viewer.gold import GoldLookup
 from agentgym.viewer.runs import Run
 
-# What each reward-breakdown term means, shown beside its value (agentgym.env._final_breakdown).
-TERMS = {
-    "answer": "the verifier's score of what the task asked for; success is this score alone (>= the threshold)",
-    "format": "share of turns whose action parsed as a tool call (1 - format errors / turns)",
-    "schema": "share of tool calls naming a real tool with valid arguments (0 when the episode only submitted)",
-    "execution": "share of tool calls that ran without error (0 when the episode only submitted)",
-    "submitted": "1 when the episode ended by calling the submit tool",
-    "process": "mean of the process/* signals below",
-}
-PREFIXES = {
-    "process/": "a per-call process signal of the domain, clipped to [0, 1] and averaged over the episode's calls",
-    "verifier/": "a component the verifier reported beside its score (reported, not added to the reward)",
-}
-
 
 def explain(term: str) -> str:
     """A one-line explanation of a reward-breakdown term, or a plain statement that the env did not document
-    it."""
-    if term in TERMS:
-        return TERMS[term]
-    for prefix, meaning in PREFIXES.items():
-        if term.startswith(prefix):
-            return meaning
-    return "reported by the env (no description known to the viewer)"
+    it (the page's script says the same, from the tables sent with the page)."""
+    return explain_term(term) or "reported by the env (no description known to the viewer)"
 
 
 def _pct_labels(edges: list[float]) -> list[str]:
@@ -153,7 +135,7 @@ def page(runs: list[Run], *, static_data: dict[str, Any] | None = None, nonce: s
                         f'<iframe class="plots-frame" sandbox="" title="plots of {escape(run.label)}" '
                         f'data-src="api/plots?run={index}"></iframe></section>' for index, run in enumerate(runs))
     boot = {"mode": "static" if static_data is not None else "server", "runs": run_meta(runs),
-            "terms": TERMS, "prefixes": PREFIXES}
+            "terms": BREAKDOWN_TERMS, "prefixes": BREAKDOWN_PREFIXES}
     data = f'<script type="application/json" id="boot">{safe_json(boot)}</script>'
     if static_data is not None:
         data += f'<script type="application/json" id="data">{safe_json(static_data)}</script>'
