@@ -85,7 +85,8 @@ def group_shares(log_history: list[dict[str, Any]], groups_per_step: int) -> dic
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    learn.add_setup_arguments(parser, default_steps=STEPS, quick_steps=QUICK_STEPS)
+    # The population and width this bench was measured with (README); bench/learn.py has since moved to more.
+    learn.add_setup_arguments(parser, default_steps=STEPS, quick_steps=QUICK_STEPS, patients=400, width=64)
     parser.add_argument("--arms", default=",".join(ARMS), help=f"Comma-separated, from {', '.join(ARMS)}.")
     parser.add_argument("--out", type=Path, default=RESULTS / "curriculum.json")
     options = parser.parse_args(argv)

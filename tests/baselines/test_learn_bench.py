@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,14 +50,19 @@ def test_env_is_the_fhir_family_with_its_oracle_tools() -> None:
         env.close()
 
 
-def test_warm_up_data_are_oracle_episodes_rendered_as_the_trainer_renders(renderer: learn.Renderer) -> None:
-    rows = list(task_dataset(learn.ENV_ID, split="train", **learn.env_kwargs()))[:3]
+def oracle_episodes(renderer: learn.Renderer, count: int = 3) -> tuple[list[Any], dict[str, Any], list[Any]]:
+    """The first `count` train rows, every task by id, and the warm-up's (ids, labels) of those rows."""
     import gymnasium as gym
 
+    rows = list(task_dataset(learn.ENV_ID, split="train", **learn.env_kwargs()))[:count]
     probe = gym.make(learn.ENV_ID, **learn.env_kwargs())
     tasks = {task.id: task for task in probe.unwrapped.task_set}
     probe.close()
-    sequences = learn.oracle_sequences(renderer, rows, tasks)
+    return rows, tasks, learn.oracle_sequences(renderer, rows, tasks)
+
+
+def test_warm_up_data_are_oracle_episodes_rendered_as_the_trainer_renders(renderer: learn.Renderer) -> None:
+    rows, tasks, sequences = oracle_episodes(renderer)
     trainer = renderer.trainer
     trainer._batch_environments = [None]
     prompt_ids, _, _ = trainer._tokenize_prompts([rows[0]["prompt"]])
@@ -70,6 +76,34 @@ def test_warm_up_data_are_oracle_episodes_rendered_as_the_trainer_renders(render
     hint_prefix = TTOPDConfig.__dataclass_fields__["hint_template"].default.split("{")[0].strip()
     text = "".join(renderer.tokenizer.decode(sequence) for sequence, _ in sequences)
     assert hint_prefix not in text and "verified correct answer" not in text
+
+
+def test_shared_prefix_loss_is_the_full_rows_loss(renderer: learn.Renderer) -> None:
+    """The warm-up runs the system prompt and tools once per batch; its loss and gradient must be the full rows'."""
+    import torch
+
+    _, _, sequences = oracle_episodes(renderer)
+    shared = learn.shared_prefix_length(sequences) - 1
+    assert shared > 100  # the system prompt and the tool schemas
+    model = renderer.trainer.model
+    pad = renderer.tokenizer.pad_token_id
+
+    def loss_and_gradient(cut: int) -> tuple[torch.Tensor, torch.Tensor]:
+        model.zero_grad()
+        ids, mask = learn.pad_batch([item[0][cut:] for item in sequences], pad, left=False)
+        labels, _ = learn.pad_batch([item[1][cut:] for item in sequences], -100, left=False)
+        prefix = torch.tensor(sequences[0][0][:cut], dtype=torch.long) if cut else None
+        loss = learn.turn_loss(model, ids, mask, labels, prefix=prefix)
+        loss.backward()
+        gradient = torch.cat([parameter.grad.flatten() for parameter in model.parameters()
+                              if parameter.grad is not None])
+        return loss.detach(), gradient
+
+    full_loss, full_gradient = loss_and_gradient(0)
+    cached_loss, cached_gradient = loss_and_gradient(shared)
+    model.zero_grad()
+    assert torch.allclose(full_loss, cached_loss, rtol=1e-4, atol=1e-5)
+    assert torch.allclose(full_gradient, cached_gradient, rtol=1e-3, atol=1e-5)
 
 
 def test_tokenizer_is_fitted_on_train_split_text_only() -> None:
@@ -102,12 +136,14 @@ def test_bench_runs_both_methods_at_equal_steps_and_reports(tmp_path: Path, caps
     saved = json.loads(out.read_text())
     assert printed["figures"] == saved["figures"]
     methods = printed["methods"]
-    assert set(methods) == {"grpo", "ttopd"}
-    assert methods["grpo"]["steps"] == methods["ttopd"]["steps"] == 1
-    assert methods["grpo"]["rollouts"] == methods["ttopd"]["rollouts"] > 0
+    assert set(methods) == {"grpo", "ttopd", "grpo-tuned", "ttopd-tuned"}  # the shipped defaults and the tuned arms
+    assert {methods[arm]["steps"] for arm in methods} == {1}
+    assert len({methods[arm]["rollouts"] for arm in methods}) == 1 and methods["grpo"]["rollouts"] > 0
+    assert methods["grpo-tuned"]["config"]["learning_rate"] == methods["ttopd-tuned"]["config"]["learning_rate"] == 3e-4
+    assert "learning_rate" not in methods["grpo"]["config"]  # the shipped arm keeps agentgym train's own lr
     assert methods["ttopd"]["ttopd_settings"]["hint"] == "outcome"
     assert methods["ttopd"]["ttopd_settings"]["negative_advantage"] == "flip"
-    for method in ("grpo", "ttopd"):
+    for method in methods:
         test = methods[method]["after"]["test"]
         assert 0.0 <= test["ci95"][0] <= test["success"] <= test["ci95"][1] <= 1.0
         assert set(saved["curves"][method]) >= {"reward", "tool_calls_per_turn", "completion_length"}
