@@ -733,7 +733,7 @@ def main(argv: list[str] | None = None) -> int:
         report["methods"][method] = summary
     out = quick_path(options.out, RESULTS / "learn.json", setup.quick)
     png = out.with_name(out.stem + "_curves.png")
-    plot(curves, png, f"{ENV_ID} ({FAMILY}), tiny:random, CPU, {steps} steps per method")
+    plot(curves, png, f"{ENV_ID} ({FAMILY}, {PATIENTS} patients), tiny model at width {WIDTH}, CPU, {steps} steps per arm")
     root = RESULTS.parent.parent
     report["curves_png"] = str(png.resolve().relative_to(root)) if png.resolve().is_relative_to(root) else str(png)
     report["figures"] = {
