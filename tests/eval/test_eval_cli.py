@@ -160,13 +160,14 @@ def test_export_writes_a_datasets_dataset(tmp_path: Path) -> None:
 
 def test_ctrl_c_keeps_finished_episodes_and_the_rerun_finishes(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    # Each step sleeps 0.3 s, so the 33 episodes left after the third leave this test seconds to send Ctrl-C.
-    # At 0.05 s the run once finished all 36 before a loaded 2-core machine got the signal to it.
     command = [sys.executable, "-c", "import eval_toyenv; from agentgym.cli import main; main()",
-               "eval", "EvalToy-v0", "--k", "3", "--env-arg", "step_delay=0.3", "--out", str(out),
+               "eval", "EvalToy-v0", "--k", "3", "--env-arg", "step_delay=0.05", "--out", str(out),
                "--no-progress", "--no-plots"]
     environment = {**os.environ, "PYTHONPATH": str(HERE)}
-    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # Ctrl-C as in a terminal: a test run started in the background by a non-interactive shell inherits SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt; the eval would just finish.
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     path = out / "trajectories.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not path.exists() or path.read_text().count("\n") < 3):
