@@ -12,7 +12,7 @@ and verifier. Only the tool menu is cut to the three tools that family's oracle 
 CPU training. Every episode takes three calls: read the problem list, look the clinician's wording up in
 ICD-10-CM, submit the billable code; the verifier checks the code.
 
-1. A tiny model is built in-process (`agentgym_baselines.tiny.build_tiny_model` at width `--width` 128, ~0.6M
+1. A tiny model is built in-process (`agentgym_baselines.tiny.build_tiny_model` at width `--width` 128, ~0.5M
    parameters; nothing is downloaded). Its byte-level BPE is fitted on the tiny corpus plus the TRAIN split's
    text (system prompt, tool schemas, train prompts, the oracle's train episodes).
 2. Warm-up: 1,600 supervised steps on the ORACLE's episodes of the TRAIN split only (1,433 tasks), replayed
