@@ -106,7 +106,7 @@ def test_medmcqa_reads_one_based_cop_and_leaves_out_unanswered_rows(tmp_path: Pa
     assert [task.answer for task in zero_based.tasks] == ["a0", "d1"]
     out = tmp_path / "medmcqa.jsonl"
     result = CliRunner().invoke(main, ["tasks", "import", "medmcqa", str(source), "--out", str(out)])
-    assert result.exit_code == 0 and "left out 1 records" in result.output, result.output
+    assert result.exit_code == 0 and "left out 1 of 5 records" in result.stderr, result.output
     assert _oracle_rewards(out) == [1.0] * 4
 
 
@@ -121,3 +121,100 @@ def test_pubmedqa_without_labels_and_a_wrong_file_are_clear(tmp_path: Path) -> N
     listing.write_text("[1, 2]")
     result = CliRunner().invoke(main, ["tasks", "import", "pubmedqa", str(listing), "--out", str(tmp_path / "o.jsonl")])
     assert result.exit_code != 0 and "expected a JSON object keyed by PubMed id" in result.output
+
+
+def _vignette(number: int, mention: str = "") -> str:
+    """A MedQA-like question; `mention` puts an option's text in the history, as real vignettes do."""
+    history = f" She has a history of {mention.lower()}." if mention else ""
+    return (f"A {30 + number}-year-old woman presents with fatigue for {number + 2} weeks.{history} "
+            "Which of the following is the most appropriate next step?")
+
+
+def _medqa_record(number: int, gold: str, distractors: list[str], mention: str = "") -> dict[str, Any]:
+    options = dict(zip("ABCD", [gold, *distractors], strict=True))
+    return {"question": _vignette(number, mention), "options": options, "answer_idx": "A", "answer": gold,
+            "realidx": str(number)}
+
+
+def _named_option_file(path: Path, *, gold_named: int, distractor_named: int, plain: int) -> Path:
+    """Questions shaped like MedQA's real ones: some name a distractor ('Travel to Africa', a drug taken before),
+    some name the correct option alone ('previously medicated with paroxetine'), the rest name none."""
+    records, number = [], 0
+    for _ in range(gold_named):
+        number += 1
+        records.append(_medqa_record(number, f"Paroxetine {number}", [f"Drug x{number}", f"Drug y{number}",
+                                                                        f"Drug z{number}"], f"Paroxetine {number}"))
+    for _ in range(distractor_named):
+        number += 1
+        records.append(_medqa_record(number, f"Radiation {number}", [f"Travel to Africa {number}",
+                                                                     f"Smoking {number}", f"Obesity {number}"],
+                                     f"Travel to Africa {number}"))
+    for _ in range(plain):
+        number += 1
+        records.append(_medqa_record(number, f"Biopsy {number}", [f"Pap smear {number}", f"CT scan {number}",
+                                                                  f"Reassurance {number}"]))
+    return _write_jsonl(path, records)
+
+
+def test_medqa_questions_that_name_an_option_are_imported_and_echo_still_scores_0(tmp_path: Path) -> None:
+    # MedQA's test split: 18 questions name a distractor and 4 name the answer alone, among 1,273; here the same
+    # mix, in which "choose the option the question names" is right no more often than chance.
+    source = _named_option_file(tmp_path / "US_test.jsonl", gold_named=4, distractor_named=18, plain=18)
+    out = tmp_path / "medqa.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "medqa", str(source), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote 40 medqa tasks" in result.stdout and "right for 4 of the 22 questions" in result.stdout
+    assert not result.stderr  # nothing left out
+    assert json.loads((tmp_path / "medqa.import.json").read_text())["left_out"] == 0
+    assert _oracle_rewards(out) == [1.0] * 40
+    # The verifier still refuses the echo: a sentence holding the option the question names chooses nothing.
+    env = gym.make("ClinicalQA-v0", tasks=str(out))
+    try:
+        for task_id, echo in (("medqa-1", "Paroxetine 1"), ("medqa-5", "Travel to Africa 5")):
+            env.reset(seed=0, options={"task_id": task_id})
+            question = env.unwrapped.task.metadata["question"]
+            _, reward, *_ = env.step({"name": "submit", "arguments": {"answer": f"{question} It is {echo}."}})
+            assert reward == 0.0, (task_id, echo)
+    finally:
+        env.close()
+
+
+def test_medqa_file_whose_questions_name_their_answer_leaves_those_out(tmp_path: Path) -> None:
+    # A file where the option a question names is the answer far more often than chance: a learnable shortcut.
+    source = _named_option_file(tmp_path / "test.jsonl", gold_named=8, distractor_named=1, plain=5)
+    report = read_medqa(source)
+    assert len(report.tasks) == 6 and {task.answer.split()[0] for task in report.tasks} == {"Radiation", "Biopsy"}
+    assert len(report.failures) == 8
+    assert all(reason.startswith("the question names the correct option alone") for _, reason in report.failures)
+    assert "right for 8 of the 9 questions" in report.failures[0][1]
+
+
+def test_an_option_the_prompt_instruction_names_is_left_out_only_when_it_is_the_answer(tmp_path: Path) -> None:
+    source = _write_jsonl(tmp_path / "test.jsonl", [
+        {"question": "How many doses are needed after a complete series?", "options": {"A": "0", "B": "1 dose",
+                                                                                        "C": "2 doses"},
+         "answer_idx": "A", "realidx": "zero-gold"},
+        {"question": "How many doses are needed for a full series?", "options": {"A": "0", "B": "1 dose",
+                                                                                   "C": "2 doses"},
+         "answer_idx": "C", "realidx": "zero-distractor"},
+    ])
+    report = read_medqa(source)
+    assert [task.id for task in report.tasks] == ["medqa-zero-distractor"]
+    assert report.failures[0][0] == "medqa-zero-gold" and "instruction names the correct option" in report.failures[0][1]
+
+
+def test_an_import_takes_the_whole_file_and_reports_every_kind_on_stderr_and_in_the_sidecar(tmp_path: Path) -> None:
+    good = [_medqa_record(number, f"Biopsy {number}", [f"Pap smear {number}", f"CT {number}", f"MRI {number}"])
+            for number in range(30)]
+    bad: list[Any] = [{"question": "Figure?", "options": {"A": "A", "B": "B", "C": "C"}, "answer_idx": "B"}] * 3
+    bad += ["{broken", {"question": "No gold?", "options": {"A": "x1", "B": "x2"}, "answer_idx": "Q"}]
+    source = _write_jsonl(tmp_path / "test.jsonl", [*good[:10], *bad, *good[10:]])
+    out = tmp_path / "t.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "medqa", str(source), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote 30 medqa tasks" in result.stdout and "left out" not in result.stdout
+    assert "left out 5 of 35 records" in result.stderr
+    assert "3 x an option's text is a single letter" in result.stderr and "1 x invalid JSON" in result.stderr
+    sidecar = json.loads((tmp_path / "t.import.json").read_text())
+    assert sidecar["imported"] == 30 and sidecar["left_out"] == 5 and len(sidecar["left_out_records"]) == 5
+    assert sidecar["left_out_by_reason"]["an option's text is a single letter, which reads as a letter answer"] == 3

@@ -1,8 +1,9 @@
 """`agentgym tasks import medqa|pubmedqa|medmcqa FILE --out T.jsonl`: benchmark files to ClinicalQA-v0 tasks.
 
-Each command writes the tasks it could read, then says what it left out and why, the splits it kept, and the
-benchmark's constant baselines (the most common answer's share, and the best fixed letter in the file's own
-order), so that a reported accuracy can be read against them. Run the tasks with
+Each command takes the whole file and writes the tasks it could read; what it left out (a count and a reason
+per kind, then the records) goes to stderr and, with every record, to a sidecar `T.import.json` beside the task
+file. It also says the splits it kept and the benchmark's constant baselines (the most common answer's share,
+and the best fixed letter in the file's own order), so that a reported accuracy can be read against them. Run the tasks with
 `gym.make("ClinicalQA-v0", tasks="T.jsonl")` or `agentgym eval ClinicalQA-v0 --env-arg tasks=T.jsonl ...`.
 """
 
@@ -20,12 +21,22 @@ from .data.benchmarks import ImportReport, read_medmcqa, read_medqa, read_pubmed
 _SHOWN_FAILURES = 20
 
 
+def sidecar_path(out: Path) -> Path:
+    """Where an import's report goes: beside the task file, `T.jsonl` -> `T.import.json`."""
+    return out.with_name(out.stem + ".import.json")
+
+
 def _finish(report: ImportReport, kind: str, out: Path) -> None:
     if not report.tasks:
         reasons = "; ".join(f"{item}: {reason}" for item, reason in report.failures[:3]) or "the file is empty"
         raise click.ClickException(f"no {kind} task could be imported ({reasons})")
     written = save_tasks(report.tasks, out)
     summary = report.summary()
+    sidecar = sidecar_path(out)
+    sidecar.write_text(json.dumps({**summary, "source": kind, "tasks_file": out.name,
+                                   "left_out_records": [{"record": item, "reason": reason}
+                                                        for item, reason in report.failures]}, indent=1) + "\n",
+                       encoding="utf-8")
     click.echo(f"wrote {written} {kind} tasks to {out} (splits: {json.dumps(summary['splits'])})")
     for note in report.notes:
         click.echo(f"note: {note}")
@@ -38,11 +49,18 @@ def _finish(report: ImportReport, kind: str, out: Path) -> None:
                  "file's own order)")
     click.echo(line)
     if report.failures:
-        click.echo(f"left out {len(report.failures)} records: {json.dumps(summary['left_out_by_reason'])}")
+        # What was left out goes to stderr (the count and reason of each kind, then the first records), and all
+        # of it to the sidecar, so a pipeline reading stdout still sees it and nothing is lost past the first 20.
+        click.echo(f"left out {len(report.failures)} of {len(report.failures) + written} records "
+                   f"(all listed in {sidecar}):", err=True)
+        for reason, count in summary["left_out_by_reason"].items():
+            click.echo(f"  {count} x {reason}", err=True)
         for item, reason in report.failures[:_SHOWN_FAILURES]:
-            click.echo(f"  {item}: {reason}")
+            click.echo(f"  {item}: {reason}", err=True)
         if len(report.failures) > _SHOWN_FAILURES:
-            click.echo(f"  ... and {len(report.failures) - _SHOWN_FAILURES} more")
+            click.echo(f"  ... and {len(report.failures) - _SHOWN_FAILURES} more in {sidecar}", err=True)
+    else:
+        click.echo(f"report: {sidecar}")
 
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)

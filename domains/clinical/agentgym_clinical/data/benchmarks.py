@@ -8,14 +8,24 @@
 - MedMCQA's JSON lines: `question`, `opa`..`opd`, `cop` (the correct option: 1-4 in the published files, 0-3
   in some copies; see `cop_base`).
 
-Every reader keeps the benchmark's split where the files give one, returns what it could not import with the
-reason, and computes the constant baselines the benchmark has (`constant_baseline`), so they are reported
+Every reader takes the whole file: a record it cannot use is left out with the reason, never an exception that
+stops the import. It keeps the benchmark's split where the files give one, and computes the constant baselines the benchmark has (`constant_baseline`), so they are reported
 rather than hidden. Each task's solution submits the gold option's text, which the oracle replays.
+
+Questions that name an option. Real exam questions do ("previously treated with paroxetine", an option of a
+later question), and the verifier already stops the echo attack: a sentence cannot choose an option the
+question names, only its letter or exact text can. What is left out is what gives the answer away:
+- a question that names the correct option alone, when in that file the option a question names is the
+  answer far more often than chance (so "choose what the question mentions" is a shortcut a policy could learn);
+  in MedQA's test split it is not (4 of 21 questions that name one option name the answer, about chance);
+- an option that the prompt's fixed instruction names, when it is the answer (echoing the instruction would
+  choose it).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,11 +34,14 @@ from typing import Any
 
 from agentgym import Task
 
-from ..tasks.common import choice_task
-from ..verify import LETTERS, option_key
+from ..tasks.common import INSTRUCTION, choice_task
+from ..verify import LETTERS, named_options, option_key, read_choice
 
 YES_NO_MAYBE = ("yes", "no", "maybe")
 _PLACEHOLDERS = frozenset({"n/a", "n.a", "na"})
+# A file's "choose the option the question names" shortcut is a leak when its success over the questions that name
+# exactly one option is this unlikely under chance (one-sided binomial tail).
+NAMED_SHORTCUT_ALPHA = 0.01
 
 
 @dataclass
@@ -38,13 +51,15 @@ class ImportReport:
     tasks: list[Task] = field(default_factory=list)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (record id, reason)
     notes: list[str] = field(default_factory=list)
+    # (task, gold position, options the question names) of each kept task whose question names one
+    named_in_question: list[tuple[Task, int, frozenset[int]]] = field(default_factory=list)
 
     def fail(self, record: str, reason: str) -> None:
-        """Leave a record out, saying why."""
+        """Leave a record out, saying why: the reason's kind is its text up to the first colon."""
         self.failures.append((record, reason))
 
     def summary(self) -> dict[str, Any]:
-        """Counts per split, the left-out count by reason, and the constant baseline."""
+        """Counts per split, the left-out count by kind of reason, and the constant baseline."""
         reasons = Counter(reason.split(":")[0] for _, reason in self.failures)
         return {"imported": len(self.tasks), "splits": dict(Counter(task.split for task in self.tasks)),
                 "left_out": len(self.failures), "left_out_by_reason": dict(reasons),
@@ -125,10 +140,52 @@ def _make(report: ImportReport, seen: set[str], *, task_id: str, family: str, sp
     if task_id in seen:
         report.fail(task_id, "duplicate id: an earlier record has the same id")
         return
+    keys = [option_key(option) for option in options]
+    gold_index = keys.index(option_key(gold))
+    if read_choice(INSTRUCTION, options, question) == gold_index:
+        report.fail(task_id, f"the prompt's instruction names the correct option: {gold[:60]!r} (an answer echoing "
+                             "the instruction would choose it)")
+        return
+    try:
+        task = choice_task(task_id=task_id, family=family, split=split, question=question.strip(), options=list(options),
+                           answer=gold, contexts=contexts, metadata={"benchmark": family, **metadata},
+                           question_may_name_options=True)
+    except ValueError as error:  # a record the task shape refuses is left out, never the end of the import
+        report.fail(task_id, f"not a valid task: {str(error).removeprefix(task_id + ': ')}")
+        return
     seen.add(task_id)
-    report.tasks.append(choice_task(task_id=task_id, family=family, split=split, question=question.strip(),
-                                    options=list(options), answer=gold, contexts=contexts,
-                                    metadata={"benchmark": family, **metadata}))
+    report.tasks.append(task)
+    named = frozenset(named_options(option_key(question), keys))
+    if named:
+        report.named_in_question.append((task, gold_index, named))
+
+
+def _binomial_tail(successes: int, trials: int, chance: float) -> float:
+    """P(X >= successes) for X ~ Binomial(trials, chance)."""
+    return sum(math.comb(trials, k) * chance**k * (1 - chance) ** (trials - k) for k in range(successes, trials + 1))
+
+
+def screen_named_answers(report: ImportReport) -> None:
+    """Leave out the questions that name the correct option alone when, in this file, that is a shortcut: the option
+    a question names is the answer more often than chance could explain (`NAMED_SHORTCUT_ALPHA`). Otherwise they
+    stay, with a note saying how often the shortcut would have been right."""
+    single = [(task, gold, named) for task, gold, named in report.named_in_question if len(named) == 1]
+    if not single:
+        return
+    wins = [task for task, gold, named in single if named == {gold}]
+    chance = sum(1 / len(task.metadata["options"]) for task, _, _ in single) / len(single)
+    tail = _binomial_tail(len(wins), len(single), chance)
+    shortcut = (f"choosing the option the question names is right for {len(wins)} of the {len(single)} questions "
+                f"that name exactly one option (chance {chance:.0%})")
+    if wins and tail < NAMED_SHORTCUT_ALPHA:
+        dropped = {task.id for task in wins}
+        report.tasks = [task for task in report.tasks if task.id not in dropped]
+        for task in wins:
+            report.fail(task.id, f"the question names the correct option alone: {task.answer[:60]!r}, and in this "
+                                 f"file {shortcut}, a shortcut a policy could learn")
+    elif wins:
+        report.notes.append(f"kept the {len(wins)} questions that name the correct option alone: "
+                            f"{shortcut}, so naming gives nothing away")
 
 
 def _option_texts(raw: Any) -> tuple[list[str], list[str]] | None:
@@ -185,6 +242,7 @@ def read_medqa(path: Path, *, name: str = "medqa", split: str | None = None) -> 
             metadata["meta_info"] = record["meta_info"]
         _make(report, seen, task_id=task_id, family=name, split=str(record.get("split") or chosen_split),
               question=record.get("question"), options=texts, gold=gold, metadata=metadata)
+    screen_named_answers(report)
     return report
 
 
@@ -236,6 +294,7 @@ def read_pubmedqa(path: Path, *, test_split: Path | None = None, name: str = "pu
         _make(report, seen, task_id=task_id, family=name, split=split, question=record.get("QUESTION"),
               options=list(YES_NO_MAYBE), gold=decision, contexts=contexts,
               metadata={"pmid": str(pmid), "year": record.get("YEAR")})
+    screen_named_answers(report)
     return report
 
 
@@ -272,4 +331,5 @@ def read_medmcqa(path: Path, *, cop_base: int | None = None, name: str = "medmcq
                     "subject": record.get("subject_name"), "choice_type": record.get("choice_type")}
         _make(report, seen, task_id=task_id, family=name, split=chosen_split, question=record.get("question"),
               options=texts, gold=texts[cop - base], metadata=metadata)
+    screen_named_answers(report)
     return report

@@ -57,13 +57,19 @@ def render_prompt(question: str, options: Sequence[str], contexts: Sequence[str]
 
 def choice_task(*, task_id: str, family: str, split: str, question: str, options: Sequence[str], answer: str,
                 contexts: Sequence[str] = (), solution_prefix: Sequence[dict[str, Any]] = (),
-                difficulty: str = "medium", metadata: dict[str, Any] | None = None) -> Task:
-    """A multiple-choice (or yes/no/maybe) task whose gold is the option with text `answer`."""
+                difficulty: str = "medium", metadata: dict[str, Any] | None = None,
+                question_may_name_options: bool = False) -> Task:
+    """A multiple-choice (or yes/no/maybe) task whose gold is the option with text `answer`.
+
+    A generated question may name no option (`ValueError` otherwise). Imported benchmarks pass
+    `question_may_name_options=True`: real exam questions name options (a drug the patient took), and the
+    importer screens the cases where that gives the answer away (`data.benchmarks`)."""
     if answer not in options:
         raise ValueError(f"{task_id}: the answer {answer!r} is not one of the options {list(options)!r}")
     if len(set(options)) != len(options):
         raise ValueError(f"{task_id}: two options are the same: {list(options)!r}")
-    named = named_options(option_key(question), [option_key(option) for option in options])
+    named = set() if question_may_name_options else named_options(option_key(question),
+                                                                  [option_key(option) for option in options])
     if named:
         raise ValueError(f"{task_id}: the question names option {options[min(named)]!r}; reword it")
     return Task(
