@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = [
-    "fold_unicode", "lists_match", "normalize_code", "normalize_text", "numbers_match", "parse_date",
-    "parse_list", "parse_number", "parse_yes_no",
+    "fold_unicode", "lists_match", "normalize_code", "normalize_text", "normalize_unit", "numbers_match",
+    "parse_date", "parse_list", "parse_number", "parse_yes_no", "same_unit", "split_quantity",
 ]
 
 # Characters stripped from both ends of a text answer: spaces and sentence punctuation, quotes included.
@@ -261,3 +261,118 @@ def normalize_code(value: Any) -> str:
     upper-cased. "e11.9 " and "E11.9" are one code."""
     text = re.sub(r"\s+", " ", fold_unicode(value))
     return text.strip(_EDGE_PUNCTUATION).upper()
+
+
+# --- units ----------------------------------------------------------------------------------------------
+
+_SUPERSCRIPT_DIGITS = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207a"
+_SUPERSCRIPT_TABLE = str.maketrans(_SUPERSCRIPT_DIGITS, "0123456789-+")
+_SUPERSCRIPT_RUN = re.compile(f"[{_SUPERSCRIPT_DIGITS}]+")
+# One spelling per unit factor (a part between "/"), keyed by its case-folded, space-free form. The value is
+# the UCUM code, case-folded. Only spellings of the *same* unit meet here: mEq/L and mmol/L, or mg/dL and
+# mmol/L, stay apart (converting between them is a domain's job, `agentgym_fhir.units`).
+_UNIT_FACTORS: dict[str, str] = {
+    "cel": "cel", "°c": "cel", "degc": "cel", "degreesc": "cel", "celsius": "cel", "degreescelsius": "cel",
+    "[degf]": "[degf]", "°f": "[degf]", "degf": "[degf]", "degreesf": "[degf]", "fahrenheit": "[degf]",
+    "[lb_av]": "[lb_av]", "lb": "[lb_av]", "lbs": "[lb_av]", "pound": "[lb_av]", "pounds": "[lb_av]",
+    "[oz_av]": "[oz_av]", "oz": "[oz_av]", "ounce": "[oz_av]", "ounces": "[oz_av]",
+    "[in_i]": "[in_i]", "in": "[in_i]", "inch": "[in_i]", "inches": "[in_i]",
+    "[ft_i]": "[ft_i]", "ft": "[ft_i]", "foot": "[ft_i]", "feet": "[ft_i]",
+    "mm[hg]": "mm[hg]", "mmhg": "mm[hg]", "cm[h2o]": "cm[h2o]", "cmh2o": "cm[h2o]",
+    "[iu]": "[iu]", "iu": "[iu]", "[iu]s": "[iu]", "ius": "[iu]",
+    "ug": "ug", "mcg": "ug", "microgram": "ug", "micrograms": "ug",
+    "mg": "mg", "milligram": "mg", "milligrams": "mg", "g": "g", "gram": "g", "grams": "g",
+    "kg": "kg", "kilogram": "kg", "kilograms": "kg", "kgs": "kg",
+    "l": "l", "liter": "l", "litre": "l", "liters": "l", "litres": "l",
+    "ml": "ml", "milliliter": "ml", "millilitre": "ml", "milliliters": "ml", "millilitres": "ml", "cc": "ml",
+    "m": "m", "meter": "m", "metre": "m", "meters": "m", "metres": "m",
+    "cm": "cm", "centimeter": "cm", "centimetre": "cm", "centimeters": "cm", "centimetres": "cm",
+    "s": "s", "sec": "s", "second": "s", "seconds": "s", "min": "min", "minute": "min", "minutes": "min",
+    "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "d": "d", "day": "d", "days": "d",
+    "wk": "wk", "week": "wk", "weeks": "wk", "mo": "mo", "month": "mo", "months": "mo",
+    "a": "a", "yr": "a", "yrs": "a", "year": "a", "years": "a",
+    "%": "%", "percent": "%", "pct": "%",
+    "m2": "m2", "sqm": "m2",
+}
+# Words that name what is counted, not a unit: "beats/min" and "{beats}/min" are UCUM's "/min".
+_COUNTED = {"beat", "beats", "breath", "breaths", "cell", "cells", "count", "counts"}
+_WHOLE_UNITS = {"bpm": "/min", "k/ul": "10*3/ul", "thou/ul": "10*3/ul", "1": "", "{score}": "", "score": ""}
+
+
+def _fold_factor(factor: str) -> str:
+    if factor.startswith("{") and factor.endswith("}") and not any(c.isdigit() for c in factor):
+        return ""  # a UCUM annotation such as {cells} carries no meaning
+    factor = re.sub(r"\{([^{}]*)\}", lambda match: match.group(1).replace("_", ""), factor)
+    if factor in _COUNTED:
+        return ""
+    return _UNIT_FACTORS.get(factor, factor)
+
+
+def normalize_unit(value: Any) -> str:
+    """The comparable form of a unit: two spellings of one unit give the same text, different units differ.
+
+    Read as the same unit: the UCUM code and its common display ("Cel" and "°C", "[lb_av]" and "lb",
+    "mm[Hg]" and "mmHg", "ug" and "mcg"); case and spacing ("mg/dL", "MG / DL"); Unicode superscripts and
+    carets ("m²", "m^2", "m2"); powers of ten ("10*9/L", "10^9/L", "×10⁹/L", "x10e9/L"); UCUM annotations
+    ("mL/min/{1.73_m2}", "mL/min/1.73m2", "mL/min/1.73 m²", "mL/min per 1.73 m2"; "{cells}/uL" is "/uL");
+    counted things ("beats/min", "bpm", "/min"). Units are not converted: "mEq/L" and "mmol/L" differ.
+    None and "" give "" (no unit), as do UCUM's unity "1" and a bare annotation ("{score}").
+    """
+    if value is None:
+        return ""
+    raw = value if isinstance(value, str) else str(value)
+    # Superscripts first: NFKC alone would turn "10⁹" into "109".
+    raw = _SUPERSCRIPT_RUN.sub(lambda match: "^" + match.group(0).translate(_SUPERSCRIPT_TABLE), raw)
+    text = fold_unicode(raw).casefold().replace("\u03bc", "u").replace("\u00b5", "u")
+    text = re.sub(r"\s+per\s+", "/", text.strip())
+    text = re.sub(r"\s+", "", text).strip(".,;:!?\"'`")
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    text = re.sub(r"^[x\u00d7*\u00b7]+(?=10)", "", text)  # "×10^9/L" is 10^9/L
+    text = re.sub(r"(?<![\d.])10(?:\^|\*|e)([-+]?\d+)", r"10*\1", text)  # 10^9, 10e9 -> UCUM's 10*9
+    text = re.sub(r"(?<=[a-z\]])\^([-+]?\d+)", r"\1", text)  # m^2 -> m2
+    if text in _WHOLE_UNITS:
+        return _WHOLE_UNITS[text]
+    factors = [_fold_factor(factor) for factor in text.split("/")]
+    if len(factors) > 1 and factors[0] == "1":
+        factors[0] = ""  # "1/min" is "/min"
+    joined = "/".join(factors)
+    return _WHOLE_UNITS.get(joined, joined)
+
+
+def same_unit(got: Any, gold: Any) -> bool:
+    """Whether `got` and `gold` spell the same unit (`normalize_unit`)."""
+    return normalize_unit(got) == normalize_unit(gold)
+
+
+def split_quantity(value: Any) -> tuple[float, str] | None:
+    """(number, unit text) of a quantity answer, or None when it holds no number.
+
+    Accepts a number (unit ""), a mapping with "value" and "unit" or "code" (a FHIR Quantity), or text: the
+    first number is the value and everything after it, edge punctuation aside, is the unit ("93 mL/min/1.73m2"
+    gives (93.0, "mL/min/1.73m2"); "7.2%" gives (7.2, "%")). Words before the number may not hold another
+    number. A hedge keeps its second candidate in the unit ("3 or 4 mg" gives (3.0, "or 4 mg")), so comparing
+    the unit with `same_unit` refuses it.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        return (number, "") if math.isfinite(number) else None
+    if isinstance(value, Mapping):
+        amount = parse_number(value.get("value"))
+        unit = value.get("unit") or value.get("code") or ""
+        return None if amount is None else (amount, str(unit))
+    if not isinstance(value, str):
+        return None
+    text = fold_unicode(value)
+    match = _NUMBER.search(text)
+    if match is None:
+        return None
+    try:
+        number = float(match.group(0).replace(",", ""))
+    except ValueError:
+        return None
+    if not math.isfinite(number):
+        return None
+    return number, text[match.end():].strip().strip(".,;:!?")

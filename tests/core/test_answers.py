@@ -11,11 +11,14 @@ from agentgym.answers import (
     lists_match,
     normalize_code,
     normalize_text,
+    normalize_unit,
     numbers_match,
     parse_date,
     parse_list,
     parse_number,
     parse_yes_no,
+    same_unit,
+    split_quantity,
 )
 
 # --- text -----------------------------------------------------------------------------------------------
@@ -179,3 +182,51 @@ def test_parse_date_same_date_twice_is_that_date() -> None:
 ])
 def test_normalize_code(raw: str, expected: str) -> None:
     assert normalize_code(raw) == expected
+
+
+# --- units ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spellings", [
+    ["mL/min/{1.73_m2}", "mL/min/1.73m2", "mL/min/1.73 m\u00b2", "ml/min/1.73m^2", "mL/min per 1.73 m2",
+     "ML/MIN/1.73M2"],
+    ["Cel", "\u00b0C", "\u2103", "deg C", "degC", "celsius"],
+    ["[degF]", "\u00b0F", "degF", "fahrenheit"],
+    ["[lb_av]", "lb", "lbs", "pounds"],
+    ["[in_i]", "in", "inches"],
+    ["10*9/L", "10^9/L", "\u00d710\u2079/L", "x10e9/L", "x 10^9 / L", "10E9/L"],
+    ["10*3/uL", "10^3/\u00b5L", "10\u00b3/\u03bcL", "K/uL"],
+    ["kg/m2", "kg/m\u00b2", "kg/m^2", "KG/M2"],
+    ["mm[Hg]", "mmHg", "mm Hg"],
+    ["/min", "beats/min", "{beats}/min", "bpm", "1/min"],
+    ["ug/L", "mcg/L", "\u00b5g/L", "\u03bcg/l"],
+    ["mg/dL", "mg/dl", "MG / DL", "(mg/dL)"],
+    ["%", "percent"],
+    ["", None, "1", "{score}"],
+])
+def test_same_unit_accepts_every_spelling_of_one_unit(spellings: list[object]) -> None:
+    first = normalize_unit(spellings[0])
+    for spelling in spellings[1:]:
+        assert normalize_unit(spelling) == first, spelling
+        assert same_unit(spelling, spellings[0])
+
+
+@pytest.mark.parametrize("one, other", [
+    ("mEq/L", "mmol/L"), ("mg/dL", "mmol/L"), ("10*9/L", "10*3/L"), ("m2", "m"), ("mL/min", "mL/min/1.73m2"),
+    ("mg", "ug"), ("Cel", "[degF]"), ("%", ""), ("kg", "g"), ("10*9/L", "10*12/L"), ("/min", "/h"),
+])
+def test_same_unit_keeps_different_units_apart(one: str, other: str) -> None:
+    assert not same_unit(one, other)
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("93 mL/min/1.73m2", (93.0, "mL/min/1.73m2")), ("7.2%", (7.2, "%")), ("HbA1c is 6.5 %.", (6.5, "%")),
+    (4, (4.0, "")), ({"value": 3, "code": "mg"}, (3.0, "mg")), ("1,234 mL", (1234.0, "mL")),
+    ("3 or 4 mg", (3.0, "or 4 mg")),  # the hedge stays in the unit, which then matches no unit
+])
+def test_split_quantity(raw: object, expected: tuple[float, str]) -> None:
+    assert split_quantity(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["", "mg", None, True, float("nan"), [3]])
+def test_split_quantity_needs_a_number(raw: object) -> None:
+    assert split_quantity(raw) is None
