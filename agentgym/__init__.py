@@ -5,6 +5,7 @@ heavy imports of each env happen at `gym.make`.
 """
 
 from agentgym.env import ToolEnv
+from agentgym.errors import InfrastructureError
 from agentgym.registry import load_plugins, plugin_failures, register, registered
 from agentgym.rewards import Score, verifier
 from agentgym.tasks import Task, TaskSet, VerifierSpec, load_tasks, save_tasks
@@ -13,8 +14,8 @@ from agentgym.tools import Tool, ToolError, ToolOutcome, tool
 __version__ = "0.1.0"
 
 __all__ = [
-    "Score", "Task", "TaskSet", "Tool", "ToolEnv", "ToolError", "ToolOutcome", "VerifierSpec", "load_plugins",
-    "load_tasks", "plugin_failures", "register", "registered", "save_tasks", "tool", "verifier",
+    "InfrastructureError", "Score", "Task", "TaskSet", "Tool", "ToolEnv", "ToolError", "ToolOutcome", "VerifierSpec",
+    "load_plugins", "load_tasks", "plugin_failures", "register", "registered", "save_tasks", "tool", "verifier",
 ]
 
 load_plugins()

@@ -36,10 +36,15 @@ WRONG_TYPE = "wrong_type"                                  # submitted, the veri
 WRONG_ANSWER = "wrong_answer"                              # submitted, read, but not the expected answer
 NO_PROGRESS = "no_progress"                                # truncated after a long run of turns doing nothing new
 TRUNCATED = "truncated"                                    # truncated while still making progress
+GRADER_ERROR = "grader_error"    # the grader raised or returned no valid score: reward 0, whatever the answer was
+INFRA_ERROR = "infra_error"      # the grader raised agentgym.errors.InfrastructureError: not the agent's doing
 
 TURN_LABELS = (FORMAT_ERROR, UNKNOWN_TOOL, WRONG_TOOL, BAD_ARGUMENTS, TOOL_ERROR, REPEATED_CALL, OK, SUBMITTED)
 EPISODE_LABELS = (SOLVED, WRONG_TOOL, SUBMITTED_WITHOUT_EVIDENCE, WRONG_TYPE, WRONG_ANSWER, FORMAT_ERROR,
-                  UNKNOWN_TOOL, BAD_ARGUMENTS, TOOL_ERROR, REPEATED_CALL, NO_PROGRESS, TRUNCATED)
+                  UNKNOWN_TOOL, BAD_ARGUMENTS, TOOL_ERROR, REPEATED_CALL, NO_PROGRESS, TRUNCATED, GRADER_ERROR,
+                  INFRA_ERROR)
+# Episode labels of an episode that was never judged; evaluation counts them apart (agentgym.metrics).
+GRADING_FAILED_LABELS = (GRADER_ERROR, INFRA_ERROR)
 FAILURE_TURN_LABELS = (FORMAT_ERROR, UNKNOWN_TOOL, WRONG_TOOL, BAD_ARGUMENTS, TOOL_ERROR, REPEATED_CALL)
 
 # What a verifier says when it could not read the submission at all (as opposed to reading a wrong value).
@@ -148,7 +153,8 @@ def label_turns(turns: Sequence[TurnRecord], answer_tools: Collection[str] = ())
 
 
 def diagnose(turns: Sequence[TurnRecord], *, submitted: bool, score: float, message: str = "",
-             truncated: bool = False, extra: Sequence[str] = (), answer_tools: Collection[str] = ()) -> dict[str, Any]:
+             truncated: bool = False, extra: Sequence[str] = (), answer_tools: Collection[str] = (),
+             grading_failed: str | None = None) -> dict[str, Any]:
     """The diagnosis of one finished episode.
 
     Args:
@@ -160,13 +166,19 @@ def diagnose(turns: Sequence[TurnRecord], *, submitted: bool, score: float, mess
         extra: Domain labels (from `ToolEnv.diagnose_extra`), appended as given.
         answer_tools: The terminal tools the task's reference solution calls (empty: unknown, so no call is
             `wrong_tool`).
+        grading_failed: `GRADER_ERROR` or `INFRA_ERROR` when the episode could not be graded; it names the
+            episode, whatever the turns did.
 
     Returns:
         `{"episode": label, "turns": [label per turn], "counts": {label: n}, "domain": [labels]}`.
     """
     turn_labels = label_turns(turns, answer_tools)
     episode: str
-    if submitted:
+    if grading_failed is not None:
+        if grading_failed not in GRADING_FAILED_LABELS:
+            raise ValueError(f"grading_failed must be one of {GRADING_FAILED_LABELS}, got {grading_failed!r}")
+        episode = grading_failed
+    elif submitted:
         did_work = any(not call.terminal for turn in turns for call in turn.calls)
         finished_with = ending_call(turns)
         if score >= 1.0:

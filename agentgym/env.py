@@ -3,20 +3,24 @@
 One episode is one task. `reset` picks the task and returns its prompt; each `step` takes what the model
 produced, runs the tool calls in it, and returns their rendered results. The episode ends when a terminal
 tool (`submit`) is called; `max_turns` truncates it. Malformed actions never raise: they become error
-observations and count as a turn.
+observations and count as a turn. A grader that raises, or returns something other than a finite score, never
+raises out of `step` either: the episode ends with reward 0 and the `grader_error` diagnosis (`infra_error` when
+the grader raised `agentgym.errors.InfrastructureError`), and `info` says why (docs/diagnosis.md).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 
 from agentgym.actions import CODE_TOOL, ActionParser, ParsedAction, ToolCall, parse_action
-from agentgym.diagnosis import CallRecord, TurnRecord, diagnose
+from agentgym.diagnosis import GRADER_ERROR, INFRA_ERROR, CallRecord, TurnRecord, diagnose
+from agentgym.errors import InfrastructureError
 from agentgym.feedback import AgentView, Feedback, FeedbackStats, Hint, check_mode, no_feedback_state
 from agentgym.rewards import Score, check_weights, combine, verify
 from agentgym.spaces import UnicodeText
@@ -28,6 +32,45 @@ DEFAULT_SYSTEM_PROMPT = (
     "results. When you have the final answer, call `submit` with it."
 )
 CODE_SYSTEM_SUFFIX = " You may also write a ```python code block; it runs and you see its output."
+
+GRADER_REASON_LIMIT = 300  # characters of a grader's error kept in `info["grader_error"]`
+
+
+class GraderOutputError(Exception):
+    """A grader returned something that is not a score: not a `Score`, or one whose components are not finite
+    numbers. The episode is a `grader_error`, as if the grader had raised."""
+
+
+@dataclass(frozen=True)
+class GradingFailure:
+    """Why an episode could not be graded: `reason` is "Type: message" (cut to `GRADER_REASON_LIMIT`), and
+    `infrastructure` says whether the grader blamed the infrastructure (`agentgym.errors.InfrastructureError`)."""
+
+    reason: str
+    infrastructure: bool
+
+    @classmethod
+    def of(cls, error: BaseException) -> GradingFailure:
+        reason = f"{type(error).__name__}: {error}"
+        if len(reason) > GRADER_REASON_LIMIT:
+            reason = reason[: GRADER_REASON_LIMIT - 3] + "..."
+        return cls(reason, isinstance(error, InfrastructureError))
+
+    @property
+    def label(self) -> str:
+        return INFRA_ERROR if self.infrastructure else GRADER_ERROR
+
+
+def checked_score(result: Any) -> Score:
+    """`result` when it is a `Score` whose components are all finite numbers; else `GraderOutputError`. A `Score`'s
+    value is finite and in [0, 1] by construction (`agentgym.rewards.Score`)."""
+    if not isinstance(result, Score):
+        raise GraderOutputError(f"the verifier returned {type(result).__name__}, not a Score")
+    for name, value in result.components.items():
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise GraderOutputError(f"the verifier's component {str(name)[:60]!r} is {str(value)[:60]!r}, "
+                                    "not a finite number")
+    return result
 
 
 class ToolEnv(gym.Env[str, Any]):
@@ -180,14 +223,18 @@ class ToolEnv(gym.Env[str, Any]):
             observation = self._feedback_nudge(observation)
         truncated = not terminated and self._turn >= self.max_turns
         if terminated or truncated:
-            score = self.verify(self.task, submission, self.state) if terminated else Score(0.0, message="truncated")
-            self._breakdown = self._final_breakdown(score, submitted=terminated)
-            step_reward = combine(score.value, self._breakdown, self.reward_weights, submitted=terminated)
             self._episode_open = False
+            try:
+                step_reward, diagnosis = self._grade(submission, submitted=terminated, truncated=truncated)
+                failure: GradingFailure | None = None
+            except Exception as error:  # noqa: BLE001 - a grader's bug or a lost backend ends the episode, never the run
+                failure = GradingFailure.of(error)
+                step_reward, diagnosis = self._failed_grade(failure, submitted=terminated, truncated=truncated)
             info = self._info()
-            info["diagnosis"] = diagnose(self._turn_records, submitted=terminated, score=score.value,
-                                         message=score.message, truncated=truncated, answer_tools=self.answer_tools(),
-                                         extra=self.diagnose_extra(self._turn_records, score))
+            info["diagnosis"] = diagnosis
+            if failure is not None:
+                info["grader_error"] = failure.reason
+                info["infra_error"] = failure.infrastructure
             if self._feedback is not None:
                 self._feedback.finish(info["diagnosis"])
         else:
@@ -195,6 +242,28 @@ class ToolEnv(gym.Env[str, Any]):
         if self.render_mode == "human":
             print(self.render())
         return observation, step_reward, terminated, truncated, info
+
+    def _grade(self, submission: Any, *, submitted: bool, truncated: bool) -> tuple[float, dict[str, Any]]:
+        """The episode's reward and diagnosis. Raises whatever the grader raised, and `GraderOutputError` for an
+        outcome that is not a `Score` with finite components or a reward that is not finite."""
+        assert self.task is not None
+        score = checked_score(self.verify(self.task, submission, self.state)) if submitted else Score(
+            0.0, message="truncated")
+        self._breakdown = self._final_breakdown(score, submitted=submitted)
+        reward = combine(score.value, self._breakdown, self.reward_weights, submitted=submitted)
+        if not math.isfinite(reward):
+            raise GraderOutputError(f"the reward came out as {reward!r}")
+        diagnosis = diagnose(self._turn_records, submitted=submitted, score=score.value, message=score.message,
+                             truncated=truncated, answer_tools=self.answer_tools(),
+                             extra=self.diagnose_extra(self._turn_records, score))
+        return reward, diagnosis
+
+    def _failed_grade(self, failure: GradingFailure, *, submitted: bool, truncated: bool) -> tuple[float, dict[str, Any]]:
+        """Reward 0 (no shaping either: nothing was judged) and the `grader_error` or `infra_error` diagnosis."""
+        self._breakdown = self._final_breakdown(Score(0.0), submitted=submitted)
+        diagnosis = diagnose(self._turn_records, submitted=submitted, score=0.0, truncated=truncated,
+                             answer_tools=self.answer_tools(), grading_failed=failure.label)
+        return 0.0, diagnosis
 
     def answer_tools(self) -> set[str]:
         """The terminal tools the current task's reference solution uses (a submit of another kind is `wrong_tool`
