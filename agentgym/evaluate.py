@@ -648,6 +648,10 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
     labels = summary.get("diagnosis", {}).get("episodes", {})
     if labels:  # the most frequent episode labels (docs/diagnosis.md); the report has them per env and family
         click.echo("diagnosis: " + ", ".join(f"{label} {count}" for label, count in list(labels.items())[:6]))
+    infra = summary.get("infra_failed") or {}
+    if infra.get("episodes"):  # not the agent's zeros: left out of the table above (docs/diagnosis.md, infra_error)
+        click.echo(f"infra-failed: {infra['episodes']} episodes ({infra['share']:.1%}) left out of the metrics "
+                   "above: the environment failed while grading them, not the agent; see each record's diagnosis")
     splits = summary["run"].get("splits") or {}
     click.echo("split: " + ", ".join(f"{env_id} {name}" for env_id, name in splits.items())
                + ("" if summary["run"].get("split") not in (None, "auto") else

@@ -4,6 +4,9 @@ task-level bootstrap confidence intervals.
 
 Samples of one task are not independent, so every confidence interval resamples *tasks* (with all their
 samples), not episodes.
+
+An episode whose grading failed for reasons outside the agent (diagnosis `infra_error`, docs/diagnosis.md) is no
+measurement of the agent: it is left out of every metric and counted apart, in `infra_failed`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from agentgym.diagnosis import INFRA_ERROR
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -264,6 +269,21 @@ def diagnosis_distribution(records: Iterable[Mapping[str, Any]]) -> dict[str, An
             "diagnosed": sum(episodes.values()), "undiagnosed": missing}
 
 
+def infra_failed(record: Mapping[str, Any]) -> bool:
+    """Whether the episode of `record` could not be graded because the infrastructure failed (its diagnosis is
+    `infra_error`): no measurement of the agent, so metrics leave it out."""
+    found = record.get("diagnosis")
+    return isinstance(found, Mapping) and found.get("episode") == INFRA_ERROR
+
+
+def infra_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """`{"episodes": infra-failed episodes, "share": of all records (None when there are none), "task_ids": the
+    tasks they belong to}`."""
+    failed = [record for record in records if infra_failed(record)]
+    return {"episodes": len(failed), "share": len(failed) / len(records) if records else None,
+            "task_ids": sorted({str(record.get("task_id", "")) for record in failed})}
+
+
 def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_turns: int | None = None,
               resamples: int = 1000, seed: int = 0, success_threshold: float = 1.0) -> dict[str, Any]:
     """The whole `summary.json` body for trajectory records: overall metrics plus `by_env`, `by_family` and
@@ -271,7 +291,9 @@ def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_tu
     them carries `diagnosis` (`diagnosis_distribution`) beside the metrics of `summarize_tasks`.
 
     Success, pass@k and PASS@(k,T) count an episode as solved from its verifier score (`record_success`
-    with `success_threshold`), never from a reward that shaping weights raised."""
+    with `success_threshold`), never from a reward that shaping weights raised. Infra-failed episodes
+    (`infra_failed`) are left out of those metrics and counted in `infra_failed` (`infra_summary`), overall and
+    per group; the diagnosis distribution still shows them."""
     if max_turns is None:
         max_turns = max((int(record["turns"]) for record in records), default=0)
     turn_limits = list(range(1, max_turns + 1))
@@ -285,17 +307,16 @@ def summarize(records: Sequence[Mapping[str, Any]], ks: Sequence[int], *, max_tu
         "by_family": family_of,
         "by_difficulty": lambda record: str(record["difficulty"]),
     }
-    summary = summarize_tasks(group_samples(records, success_threshold=success_threshold), ks,
-                              turn_limits=turn_limits, resamples=resamples, seed=seed)
-    summary["diagnosis"] = diagnosis_distribution(records)
+    def metrics_of(bucket: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        kept = [record for record in bucket if not infra_failed(record)]
+        return {**summarize_tasks(group_samples(kept, success_threshold=success_threshold), ks,
+                                  turn_limits=turn_limits, resamples=resamples, seed=seed),
+                "diagnosis": diagnosis_distribution(bucket), "infra_failed": infra_summary(bucket)}
+
+    summary = metrics_of(records)
     for name, key_of in groupings.items():
         buckets: dict[str, list[Mapping[str, Any]]] = {}
         for record in records:
             buckets.setdefault(key_of(record), []).append(record)
-        summary[name] = {
-            key: {**summarize_tasks(group_samples(bucket, success_threshold=success_threshold), ks,
-                                    turn_limits=turn_limits, resamples=resamples, seed=seed),
-                  "diagnosis": diagnosis_distribution(bucket)}
-            for key, bucket in sorted(buckets.items())
-        }
+        summary[name] = {key: metrics_of(bucket) for key, bucket in sorted(buckets.items())}
     return summary
