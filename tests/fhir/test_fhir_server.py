@@ -197,3 +197,59 @@ def test_ephemeral_server_keeps_the_file(known: FhirStore, tmp_path: Path) -> No
             http.server_close()
     with pytest.raises(FhirError):
         known.read("Observation", created["id"])
+
+
+def _raw_bytes(server: FhirHTTPServer, request: bytes) -> tuple[int, dict]:
+    """Send `request` as typed on the wire (what urllib would refuse to send), read the status and JSON body."""
+    import socket
+
+    host, port = server.server_address[:2]
+    with socket.create_connection((str(host), port), timeout=10) as connection:
+        connection.sendall(request)
+        data = b""
+        while chunk := connection.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert b"application/fhir+json" in head, head
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_an_unknown_resource_type_is_a_404_naming_it_for_every_interaction(server: FhirHTTPServer) -> None:
+    patient = json.dumps({"resourceType": "Patinet"}).encode()
+    for url, method, body in ((f"{server.url}/Patinet?name=x", "GET", None), (f"{server.url}/Patinet/p1", "GET", None),
+                              (f"{server.url}/Patinet", "POST", patient), (f"{server.url}/Patinet/p1", "PUT", patient),
+                              (f"{server.url}/Patinet/_search", "POST", b"name=x")):
+        status, outcome = _raw(url, method, body)
+        assert status == 404, (url, method, outcome)
+        diagnostics = outcome["issue"][0]["diagnostics"]
+        assert outcome["issue"][0]["code"] == "not-supported" and "'Patinet' is not a FHIR R4 resource type" in diagnostics
+        assert "did you mean 'Patient'?" in diagnostics
+    status, outcome = _raw(f"{server.url}/Coding?code=x")  # a data type, not a resource
+    assert status == 404 and "'Coding' is not a FHIR R4 resource type" in outcome["issue"][0]["diagnostics"]
+    status, bundle = _raw(f"{server.url}/Patient?name=Smith")  # the real type still searches
+    assert status == 200 and bundle["resourceType"] == "Bundle"
+
+
+def test_every_error_a_client_can_hit_is_an_operation_outcome(server: FhirHTTPServer) -> None:
+    observation = json.dumps({"resourceType": "Observation", "status": "final"}).encode()
+    cases = [
+        (f"{server.url}/Observation", "POST", b'{"resourceType": "\xff"}', {}, 400, "not UTF-8 JSON"),
+        (f"{server.url}/Observation", "POST", b"<Observation/>", {"Content-Type": "application/fhir+xml"}, 415,
+         "FHIR JSON only"),
+        (f"{server.url}/Patient/p1", "PUT", b"[1, 2]", {}, 400, "must be a FHIR resource"),
+        (f"{server.url}/Observation?_count=many", "GET", None, {}, 400, "_count must be a whole number"),
+        (f"{server.url}/Observation/k2020/_history/1", "GET", None, {}, 405, "not supported"),
+        (f"{server.url}/Observation/k2020", "PATCH", observation, {}, 405, "not supported"),
+        (f"{server.url}/Observation", "OPTIONS", None, {}, 405, "this server does read, search, create and update"),
+    ]
+    for url, method, body, headers, status, fragment in cases:
+        got_status, outcome = _raw(url, method, body, headers)
+        assert got_status == status, (url, method, outcome)
+        assert outcome["resourceType"] == "OperationOutcome" and fragment in outcome["issue"][0]["diagnostics"], \
+            (url, method, outcome)
+    # What urllib would never send: a broken Content-Length and a malformed request line.
+    status, outcome = _raw_bytes(server, b"POST /fhir/Observation HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n"
+                                         b"Connection: close\r\n\r\n{}")
+    assert status == 400 and "Content-Length 'ten' is not a byte count" in outcome["issue"][0]["diagnostics"]
+    status, outcome = _raw_bytes(server, b"GET /fhir/Patient HTTP/1.1 extra\r\nConnection: close\r\n\r\n")
+    assert status == 400 and outcome["resourceType"] == "OperationOutcome"

@@ -3,10 +3,11 @@
 Interactions: ``GET /metadata`` (CapabilityStatement), ``GET /Type/id`` (read), ``GET /Type?params`` and
 ``POST /Type/_search`` (search, returning ``searchset`` Bundles with ``next`` links), ``POST /Type``
 (create, 201 with Location; conditional with ``If-None-Exist`` or a query string), ``PUT /Type/id``
-(update; ``If-Match`` honoured) and ``PUT /Type?params`` (conditional update). Errors are OperationOutcomes
-with the HTTP status a FHIR server gives: 400 bad search or body, 404 unknown resource or route, 405
-unsupported method, 412 a condition that matched several resources or a stale ``If-Match``, 422 invalid
-resource. Paths are served both under the base path (default ``/fhir``) and at the root.
+(update; ``If-Match`` honoured) and ``PUT /Type?params`` (conditional update). Every error is an
+OperationOutcome (never an HTML page, even for a request line http.server itself refuses) with the HTTP status
+a FHIR server gives: 400 bad search, header or body, 404 unknown resource type (named, with the closest known
+one), unknown resource or route, 405 unsupported method or interaction, 412 a condition that matched several
+resources or a stale ``If-Match``, 415 a body that is not JSON by its Content-Type, 422 invalid resource. Paths are served both under the base path (default ``/fhir``) and at the root.
 
 Search handling follows the FHIR search page: by default (lenient) a parameter the server does not know or
 support is ignored, left out of the Bundle's ``self`` link and named in an OperationOutcome entry (search mode
@@ -17,8 +18,11 @@ write to the wrong resource.
 
 from __future__ import annotations
 
+import difflib
 import json
 import threading
+from functools import cache
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -26,6 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.search_params import COMMON_PARAMS, REGISTRY, RESULT_PARAMS
 from agentgym_fhir.store import MAX_COUNT, Episode, FhirStore
+from agentgym_fhir.validation import model_for
 
 FHIR_JSON = "application/fhir+json; charset=utf-8"
 _IGNORED_PARAMS = {"_format", "_pretty"}
@@ -58,6 +63,28 @@ def capability_statement(base_url: str) -> dict[str, Any]:
             "identifier and encounter. Unknown or unsupported search parameters are ignored (and named in an "
             "OperationOutcome entry) unless the request says Prefer: handling=strict."), "resource": resources}],
     }
+
+
+@cache
+def is_resource_type(name: str) -> bool:
+    """Whether `name` is a FHIR R4 resource type (``Patient``; not ``Patinet``, nor a data type like ``Coding``)."""
+    if not name[:1].isupper() or not name.isalnum():
+        return False
+    from fhir.resources.R4B.resource import Resource
+
+    try:
+        return issubclass(model_for(name), Resource)
+    except FhirError:
+        return False
+
+
+def unknown_type_error(name: str) -> FhirError:
+    """The 404 a FHIR server answers for a resource type it does not know, naming the closest one it serves."""
+    served = sorted(type_name for type_name in REGISTRY if type_name != "*")
+    close = difflib.get_close_matches(name, served, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return FhirError(f"{name[:80]!r} is not a FHIR R4 resource type; {hint}this server serves e.g. "
+                     f"{', '.join(served[:6])} (GET /metadata lists them)", 404, "not-supported")
 
 
 def _params(query: str) -> dict[str, str | list[str]]:
@@ -118,17 +145,41 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
         segments = [s for s in path.split("/") if s]
         return segments, parts.query
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line or header, a method with no handler) as
+        OperationOutcomes; an unsupported method is FHIR's 405, not http.server's 501."""
+        status = HTTPStatus.METHOD_NOT_ALLOWED if code == HTTPStatus.NOT_IMPLEMENTED else HTTPStatus(code)
+        detail = message or status.phrase
+        if status == HTTPStatus.METHOD_NOT_ALLOWED:
+            detail += "; this server does read, search, create and update (GET, POST, PUT)"
+        issue_code = "not-supported" if status == HTTPStatus.METHOD_NOT_ALLOWED else "structure"
+        # A request line it could not parse leaves http.server at HTTP/0.9, which sends no headers: answer as 1.1.
+        if self.request_version == "HTTP/0.9":
+            self.request_version = self.protocol_version
+        self.close_connection = True  # the request may not have been read whole: never reuse this connection
+        self._send(status, FhirError(detail, status, issue_code).operation_outcome(), {"Connection": "close"})
+
     def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length") or "0"
+        if not declared.strip().isdigit():
+            self.close_connection = True  # the body's end is unknown
+            raise FhirError(f"Content-Length {declared[:40]!r} is not a byte count", 400, "structure")
+        length = int(declared)
         raw = self.rfile.read(length) if length else b""
         content_type = self.headers.get("Content-Type", "")
         if "application/x-www-form-urlencoded" in content_type:
-            return raw.decode("utf-8")
+            return raw.decode("utf-8", errors="replace")
+        if "xml" in content_type.lower():
+            raise FhirError(f"this server reads and writes FHIR JSON only, not {content_type[:60]!r}; send "
+                            "Content-Type: application/fhir+json", 415, "not-supported")
         try:
             return json.loads(raw or b"null")
         except json.JSONDecodeError as error:
             raise FhirError(f"the request body is not valid JSON: {error.msg} at line {error.lineno} column "
                             f"{error.colno}", 400, "structure") from error
+        except UnicodeDecodeError as error:
+            raise FhirError("the request body is not UTF-8 JSON; send FHIR JSON encoded as UTF-8", 400,
+                            "structure") from error
 
     def _strict(self) -> bool:
         return preferred_handling(self.headers.get_all("Prefer") or [], self.server.handling) == "strict"
@@ -153,6 +204,8 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
             raise FhirError(f"no such endpoint {self.path!r}; use /metadata, /Type, /Type/id or /Type/_search",
                             404, "not-found")
         resource_type = segments[0]
+        if not is_resource_type(resource_type):
+            raise unknown_type_error(resource_type)
         if method == "GET" and len(segments) == 1:
             params = _params(query)
             result = target.search(resource_type, params, strict=self._strict())
