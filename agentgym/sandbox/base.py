@@ -145,7 +145,8 @@ class Sandbox(ABC):
     def create(backend: str = "auto", *, image: str | None = None, memory: str = "512m", pids: int = 128,
                cpus: float = 1.0, workdir: str = "/work", workdir_size: str = "256m",
                env: Mapping[str, str] | None = None, max_output: int = DEFAULT_MAX_OUTPUT,
-               python_prelude: str | None = None, allow_weak_isolation: bool = False) -> Sandbox:
+               python_prelude: str | None = None, allow_weak_isolation: bool = False,
+               grader: bool = False) -> Sandbox:
         """Start a sandbox and return it once its supervisor answers.
 
         Args:
@@ -163,6 +164,10 @@ class Sandbox(ABC):
             max_output: Bytes kept of each of stdout and stderr per call; the rest is dropped, ``truncated`` set.
             python_prelude: Python run in the namespace at start and after every reset (e.g. to preload a client).
             allow_weak_isolation: Let ``"auto"`` fall back to the local backend when Docker does not work.
+            grader: Make a grading sandbox (see :meth:`grade`): its supervisor keeps a user id of its own (root of
+                the container, or of the host for a local sandbox run as root) and runs every file operation,
+                command and test as another unprivileged user id, one no agent sandbox uses. A local sandbox of
+                a normal user has one user id only: there the tests share the supervisor's (not dumpable) user.
 
         Raises:
             SandboxError: if the requested backend cannot start; the message says how to fix it.
@@ -171,7 +176,8 @@ class Sandbox(ABC):
 
         chosen = choose_backend(backend, image, allow_weak_isolation=allow_weak_isolation)
         options: dict[str, Any] = {"memory": memory, "pids": pids, "workdir": workdir, "workdir_size": workdir_size,
-                                   "env": dict(env or {}), "max_output": max_output, "python_prelude": python_prelude}
+                                   "env": dict(env or {}), "max_output": max_output, "python_prelude": python_prelude,
+                                   "grader": grader}
         if chosen == "docker":
             from agentgym.sandbox.docker_backend import DockerSandbox
 
@@ -334,6 +340,52 @@ class Sandbox(ABC):
         """
         reply = self._file_call({"op": "get", "path": self._map_path(path), "max_bytes": max_bytes})
         return base64.b64decode(reply["data"])
+
+    def export_workdir(self, max_bytes: int = 64 << 20) -> bytes:
+        """The work dir as an uncompressed tar: every entry with its exact mode and mtime, links as links (never
+        followed), hard links as links; sockets and devices left out. Made by the supervisor, not a shell.
+
+        Raises:
+            SandboxError: if the work dir holds more than ``max_bytes`` of file data (the message says "too
+                large") or cannot be read.
+        """
+        reply = self._file_call({"op": "export", "max_bytes": max_bytes})
+        return base64.b64decode(reply["data"])
+
+    def load_workdir(self, tar_bytes: bytes) -> None:
+        """Empty the work dir and recreate in it, exactly, a tree made by :meth:`export_workdir` (links kept as
+        links, never written through; names with ``..`` or an absolute path refused).
+
+        Raises:
+            SandboxError: if the archive is refused or does not fit.
+        """
+        self._file_call({"op": "load", "data": base64.b64encode(tar_bytes).decode()})
+
+    def grade(self, scripts: list[str], *, env: Mapping[str, str], timeout: float,
+              max_output: int = 1 << 16) -> list[Any]:
+        """Run each test script after an episode, in this sandbox's work dir; return the supervisor's outcomes,
+        one ``[exit status, stdout tail, output tail]`` per script (status -1: timed out), unchecked.
+
+        Each script runs as ``bash --noprofile --norc`` in a new session with exactly ``env`` (plus ``HOME`` and
+        ``AGENTGYM_SCRATCH``, fresh 0700 folders, and ``WORKSPACE``), standard input /dev/null and no other
+        descriptor; in a grader sandbox (``grader=True``) as a user id other than the supervisor's. The status is
+        the supervisor's own ``waitpid`` and the output comes from pipes only it holds; every process of the
+        sandbox is ended before, between and after the tests.
+
+        Raises:
+            SandboxError: if the supervisor refused the request or stopped during it (it is restarted).
+        """
+        request = {"op": "grade", "scripts": list(scripts), "env": dict(env), "timeout": timeout,
+                   "max_output": max_output, "tmp": self._map_path("/tmp")}
+        with self._lock:
+            try:
+                reply = self._call(request, timeout * max(len(scripts), 1) + 30 + HOST_GRACE)
+            except WorkerLost as lost:
+                self._recover(lost)
+                raise SandboxError(f"the sandbox stopped while the tests ran ({lost}); it was restarted") from lost
+        if not reply.get("ok"):
+            raise SandboxError(f"grade failed in the sandbox: {reply.get('error', 'unknown error')}")
+        return list(reply.get("outcomes") or [])
 
     def kill_processes(self) -> bool:
         """End every process in the sandbox (the shell, Python, and anything they left running: background jobs,

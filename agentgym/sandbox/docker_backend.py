@@ -28,6 +28,9 @@ WORKER_SOURCE = (Path(__file__).with_name("worker.py")).read_text()
 OWNER_LABEL = "agentgym.owner-pid"
 TMP_SIZE = "64m"
 SANDBOX_USER = "65534:65534"
+# A grader container's supervisor is root with only CAP_SETUID/CAP_SETGID; its tests and file operations run as
+# GRADER_TEST_UID, a uid no agent container uses.
+GRADER_TEST_UID = 65533
 # How long a restart waits for the daemon to come back (it may be restarting between episodes).
 DAEMON_WAIT = 60.0
 DAEMON_ERRORS = (requests.exceptions.ConnectionError, docker.errors.DockerException)
@@ -101,8 +104,9 @@ class DockerSandbox(Sandbox):
     backend = "docker"
 
     def __init__(self, *, image: str | None, cpus: float, memory: str, pids: int, workdir: str, workdir_size: str,
-                 env: dict[str, str], max_output: int, python_prelude: str | None) -> None:
+                 env: dict[str, str], max_output: int, python_prelude: str | None, grader: bool = False) -> None:
         super().__init__(workdir=workdir, max_output=max_output, python_prelude=python_prelude)
+        self.grader = grader
         try:
             self.client = docker.from_env()
             self.client.ping()
@@ -122,7 +126,8 @@ class DockerSandbox(Sandbox):
                           env: dict[str, str]) -> dict[str, Any]:
         environment = {"HOME": self.workdir, "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
                        "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin", **env}
-        return {
+        owner = GRADER_TEST_UID if self.grader else 65534
+        config: dict[str, Any] = {
             "image": self.image,
             "command": ["python3", "-I", "-c", WORKER_SOURCE, "--workdir", self.workdir, "--clean", self.workdir,
                      "--clean", "/tmp"],
@@ -137,7 +142,7 @@ class DockerSandbox(Sandbox):
             "auto_remove": True,
             "network_mode": "none",
             "read_only": True,
-            "tmpfs": {self.workdir: f"size={workdir_size},exec,uid=65534,gid=65534,mode=0755",
+            "tmpfs": {self.workdir: f"size={workdir_size},exec,uid={owner},gid={owner},mode=0755",
                    "/tmp": f"size={TMP_SIZE},exec,mode=1777"},
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges"],
@@ -147,6 +152,12 @@ class DockerSandbox(Sandbox):
             "nano_cpus": int(cpus * 1e9),  # the API rejects a float
             "ulimits": [docker.types.Ulimit(name="core", soft=0, hard=0)],
         }
+        if self.grader:
+            config["command"] += ["--run-as", str(GRADER_TEST_UID)]
+            config["user"] = "0:0"
+            config["cap_add"] = ["SETUID", "SETGID"]
+            config["labels"] = {**config["labels"], "agentgym.role": "grader"}
+        return config
 
     def _start(self) -> Transport:
         deadline = time.monotonic() + DAEMON_WAIT
@@ -206,6 +217,10 @@ class DockerSandbox(Sandbox):
 
     @property
     def isolation(self) -> str:
+        if self.grader:
+            return ("docker grader: a fresh container (as for agents) whose supervisor is root with only the "
+                    f"capabilities to change user; tests and file operations run as uid {GRADER_TEST_UID}, which "
+                    "no agent container uses, and cannot read or signal the supervisor")
         return ("docker: a container of its own (read-only root file system, no network, a non-root user with no "
                 "capabilities, memory/pids/CPU limits); it cannot read the host's files, the agentgym cache or "
                 "other sandboxes, and every process in it can be ended before grading")

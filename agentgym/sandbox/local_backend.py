@@ -38,18 +38,27 @@ logger = logging.getLogger(__name__)
 
 WORKER_PATH = Path(__file__).with_name("worker.py")
 SANDBOX_UID_BASE = 100_000
+GRADER_UID_BASE = 1_100_000  # grader sandboxes' test users: a range no agent sandbox's uid falls in
 _sandbox_numbers = itertools.count()
 
 
-def allocate_uid() -> int:
+def allocate_uid(grader: bool = False) -> int:
     """A user id of its own for each local sandbox (run as root). The process limit (RLIMIT_NPROC) counts
-    every process of a user id across the host, so sandboxes sharing one id would starve each other."""
-    return SANDBOX_UID_BASE + (os.getpid() % 10_000) * 100 + next(_sandbox_numbers) % 100
+    every process of a user id across the host, so sandboxes sharing one id would starve each other. A grader
+    sandbox's tests get a uid from a range of their own, so they never share one with an agent sandbox."""
+    base = GRADER_UID_BASE if grader else SANDBOX_UID_BASE
+    return base + (os.getpid() % 10_000) * 100 + next(_sandbox_numbers) % 100
 CPU_SECONDS = 3600  # per process; a guard against a runaway loop left behind, not a per-call timeout
 
 
 _warned_isolation = False
 _warned_lock = threading.Lock()
+
+
+# Top-level folders a local sandbox keeps seeing in its mount namespace: what programs need to run. Every other
+# one (/home, /root, /tmp, /var, /opt, /srv, /mnt, /run, /work, ...) is covered by an empty mount, so task files a
+# user imported anywhere there, sockets such as Docker's, and other users' files are out of sight.
+SYSTEM_TOP_LEVEL = ("bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys", "usr")
 
 
 def protected_paths() -> list[Path]:
@@ -64,6 +73,24 @@ def protected_paths() -> list[Path]:
             continue
         if str(real) != "/" and real not in found:
             found.append(real)
+    return found
+
+
+def hidden_top_level(needed: list[Path]) -> list[Path]:
+    """The top-level folders a namespaced local sandbox covers: all but `SYSTEM_TOP_LEVEL` and those holding a
+    path in ``needed`` (the supervisor's interpreter, when it lives outside the system folders)."""
+    keep = set(SYSTEM_TOP_LEVEL)
+    for path in needed:
+        parts = path.resolve().parts
+        if len(parts) > 1:
+            keep.add(parts[1])
+    found = []
+    for entry in sorted(Path("/").iterdir()):
+        try:
+            if entry.name not in keep and entry.is_dir() and not entry.is_symlink():
+                found.append(entry)
+        except OSError:
+            continue
     return found
 
 
@@ -216,8 +243,9 @@ class LocalSandbox(Sandbox):
     backend = "local"
 
     def __init__(self, *, memory: str, pids: int, workdir: str, workdir_size: str, env: dict[str, str],
-                 max_output: int, python_prelude: str | None) -> None:
+                 max_output: int, python_prelude: str | None, grader: bool = False) -> None:
         self.drop_privileges = os.geteuid() == 0
+        self.grader = grader
         self.root = Path(tempfile.mkdtemp(prefix=f"sandbox-{os.getpid()}-", dir=work_root(self.drop_privileges)))
         self.virtual_workdir = workdir.rstrip("/") or "/"
         real_workdir = self.root / "work"
@@ -225,7 +253,7 @@ class LocalSandbox(Sandbox):
         real_workdir.mkdir()
         self.tmpdir.mkdir()
         super().__init__(workdir=str(real_workdir), max_output=max_output, python_prelude=python_prelude)
-        self.uid = allocate_uid() if self.drop_privileges else os.geteuid()
+        self.uid = allocate_uid(grader) if self.drop_privileges else os.geteuid()
         if self.drop_privileges:
             for path in (self.root, real_workdir, self.tmpdir):
                 os.chown(path, self.uid, self.uid)
@@ -234,8 +262,11 @@ class LocalSandbox(Sandbox):
                             "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **env}
         self.process: subprocess.Popen[bytes] | None = None
         self.namespaces = namespace_prefix()
-        # With a private mount namespace (--mount-proc makes one) the supervisor covers these before dropping.
-        self.hidden = ([*protected_paths(), self.root.parent] if "--mount-proc" in self.namespaces else [])
+        # With a private mount namespace (--mount-proc makes one) the supervisor covers these before dropping:
+        # every top-level folder but the system's (see SYSTEM_TOP_LEVEL), then the cache and home if they lie
+        # under a kept one, and the other sandboxes' folders; its own folder is bound back.
+        self.hidden = ([*hidden_top_level([Path(sandbox_python())]), *protected_paths(), self.root.parent]
+                       if "--mount-proc" in self.namespaces else [])
         try:
             self._boot()
         except (WorkerLost, SandboxError) as error:
@@ -276,7 +307,9 @@ class LocalSandbox(Sandbox):
         self._kill_process()
         command = [*self.namespaces, sandbox_python(), "-I", str(WORKER_PATH), "--workdir", self.workdir,
                    "--clean", self.workdir, "--clean", str(self.tmpdir)]
-        if self.drop_privileges:
+        if self.drop_privileges and self.grader:
+            command += ["--run-as", str(self.uid)]  # the supervisor stays root; its tests run as self.uid
+        elif self.drop_privileges:
             command += ["--uid", str(self.uid), "--own-uid"]
         for path in self.hidden:
             command += ["--hide", str(path)]

@@ -128,9 +128,11 @@ def _exit_code(wait_status: int) -> int:
 class Supervisor:
     """The request loop; see the module docstring for the protocol."""
 
-    def __init__(self, workdir: str, clean_dirs: list[str], own_uid: bool = False) -> None:
+    def __init__(self, workdir: str, clean_dirs: list[str], own_uid: bool = False, run_as: int | None = None) -> None:
         self.workdir = workdir
         self.clean_dirs = clean_dirs
+        # A grader supervisor (root) runs every child, file operation and kill as `run_as`, a uid it never has.
+        self.run_as = run_as if run_as is not None and os.geteuid() == 0 else None
         self.pid1 = os.getpid() == 1
         # kill(-1) reaches exactly the sandbox's processes: all of its PID namespace, or all of its own user id.
         self.can_kill_all = self.pid1 or (own_uid and os.geteuid() != 0)
@@ -172,6 +174,8 @@ class Supervisor:
             return pid
         try:
             os.setsid()
+            if self.run_as is not None:
+                _drop_to(self.run_as)
             _set_dumpable(True)  # the supervisor is not; user processes should own their /proc entries
             try:
                 # Make user processes the out-of-memory killer's first choice, before the supervisor.
@@ -404,7 +408,50 @@ class Supervisor:
     def _path(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.workdir, path))
 
+    def _as_owner(self, function: Any, *args: Any) -> Any:
+        """``function(*args)`` as the owner of the sandbox's files: here, or (grader) in a child run as `run_as`."""
+        if self.run_as is None:
+            return function(*args)
+        return self._in_child(function, *args)
+
+    def _in_child(self, function: Any, *args: Any) -> Any:
+        """Run ``function(*args)`` in a forked child dropped to `run_as`; return its (JSON) result or raise its
+        error as an OSError with the child's message."""
+        read_fd, write_fd = os.pipe()
+        pid = self._fork({0: self.devnull, 1: self.devnull, 2: self.devnull, 3: write_fd})
+        if pid == 0:
+            try:
+                try:
+                    result = {"ok": True, "value": function(*args)}
+                except BaseException as error:  # noqa: BLE001 - report every failure to the parent
+                    result = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+                Supervisor._write_all(3, json.dumps(result).encode())
+            finally:
+                os._exit(0)
+        os.close(write_fd)
+        child = Child(pid, {"result": read_fd})
+        self.children[pid] = child
+        data = bytearray()
+        while True:
+            try:
+                chunk = os.read(read_fd, 1 << 20)
+            except InterruptedError:
+                continue
+            if not chunk:
+                break
+            data += chunk
+        self._kill_group(child)
+        if not data:
+            raise OSError(errno.EIO, "the helper process ended without an answer")
+        reply = json.loads(data)
+        if not reply["ok"]:
+            raise OSError(errno.EIO, reply["error"])
+        return reply["value"]
+
     def op_put(self, request: dict[str, Any]) -> dict[str, Any]:
+        return dict(self._as_owner(self._put, request))
+
+    def _put(self, request: dict[str, Any]) -> dict[str, Any]:
         for item in request["files"]:
             path = self._path(item["path"])
             os.makedirs(os.path.dirname(path) or "/", exist_ok=True)
@@ -415,6 +462,9 @@ class Supervisor:
         return {}
 
     def op_tar(self, request: dict[str, Any]) -> dict[str, Any]:
+        return dict(self._as_owner(self._tar, request))
+
+    def _tar(self, request: dict[str, Any]) -> dict[str, Any]:
         destination = self._path(request.get("path") or self.workdir)
         os.makedirs(destination, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(base64.b64decode(request["data"]))) as archive:
@@ -426,6 +476,9 @@ class Supervisor:
         return {}
 
     def op_get(self, request: dict[str, Any]) -> dict[str, Any]:
+        return dict(self._as_owner(self._get, request))
+
+    def _get(self, request: dict[str, Any]) -> dict[str, Any]:
         path = self._path(request["path"])
         limit = int(request.get("max_bytes", 64 << 20))
         with open(path, "rb") as handle:
@@ -436,10 +489,17 @@ class Supervisor:
 
     def op_kill(self, request: dict[str, Any]) -> dict[str, Any]:
         """End every process but this one (the files stay); say whether that provably reached them all."""
+        if self.run_as is not None:
+            # A grader: its children run as `run_as`, which the supervisor (root without CAP_KILL in Docker) may
+            # not signal; a child of that user kills all the user's processes but itself, then exits.
+            self._in_child(_kill_own_user)
+            self.reap()
         for child in (self.shell, self.python):
             if child is not None:
                 self._kill_group(child)
         self.shell = self.python = None
+        if self.run_as is not None:
+            return {"complete": True}
         if self.can_kill_all:
             # Every process in the namespace but us: background jobs, daemons, fork bombs, setsid escapees.
             for _ in range(1000):
@@ -455,9 +515,23 @@ class Supervisor:
     def op_reset(self, request: dict[str, Any]) -> dict[str, Any]:
         self.op_kill(request)
         self.shell_state = b""
-        for directory in self.clean_dirs:
-            _empty_directory(directory)
+        self._as_owner(_empty_directories, self.clean_dirs)
         return {}
+
+    def op_export(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The work dir as an uncompressed tar (exact modes, mtimes, links; see `export_tree`), base64."""
+        data = self._as_owner(export_tree, self.workdir, int(request.get("max_bytes", 64 << 20)))
+        return {"data": data}
+
+    def op_load(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Empty the work dir and load a tar made by `op_export` into it exactly (see `load_tree`)."""
+        self._as_owner(load_tree, request["data"], self.workdir)
+        return {}
+
+    def op_grade(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Run hidden test scripts against the work dir; see `Grader`. Replies ``outcomes``: one
+        ``[status, stdout, tail]`` per script, in order (status -1: the test timed out)."""
+        return {"outcomes": Grader(self, request).run()}
 
     def op_ping(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"pid1": self.pid1, "pid": os.getpid(), "can_kill_all": self.can_kill_all}
@@ -549,6 +623,279 @@ def _empty_directory(directory: str) -> None:
             shutil.rmtree(path, onerror=make_writable_and_retry)
         else:
             os.unlink(path)
+
+
+def _empty_directories(directories: list[str]) -> None:
+    for directory in directories:
+        _empty_directory(directory)
+
+
+def _drop_to(uid: int) -> None:
+    """Become ``uid`` (and its gid, no supplementary groups) for good: a child of a grader supervisor."""
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _kill_own_user() -> bool:
+    """SIGKILL every process of this process's user but itself (run in a child dropped to the sandbox's user)."""
+    for _ in range(1000):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            break
+        time.sleep(0.0005)
+    return True
+
+
+MAX_EXPORT_ENTRIES = 100_000
+
+
+def export_tree(root: str, max_bytes: int) -> str:
+    """The tree under ``root`` as an uncompressed GNU tar, base64: every entry with its exact permission bits and
+    mtime, symbolic links as links (never followed), hard links as links to their first path, FIFOs; sockets and
+    devices are left out. Unreadable entries are read by lending them the owner's read bit for the moment. Raises
+    OSError (EFBIG, "too large") past ``max_bytes`` of file data or `MAX_EXPORT_ENTRIES` entries."""
+    buffer = io.BytesIO()
+    seen: dict[tuple[int, int], str] = {}
+    budget = [max_bytes, MAX_EXPORT_ENTRIES]
+
+    def lend(path: str, mode: int, bits: int) -> int | None:
+        if mode & bits == bits:
+            return None
+        os.chmod(path, mode | bits)
+        return mode
+
+    def add(archive: tarfile.TarFile, path: str, name: str) -> None:
+        info_stat = os.lstat(path)
+        budget[1] -= 1
+        if budget[1] < 0:
+            raise OSError(errno.EFBIG, f"the work dir is too large to grade (more than {MAX_EXPORT_ENTRIES} entries)")
+        info = tarfile.TarInfo(name)
+        info.mode = stat.S_IMODE(info_stat.st_mode)
+        info.mtime = int(info_stat.st_mtime)
+        if stat.S_ISLNK(info_stat.st_mode):
+            info.type, info.linkname = tarfile.SYMTYPE, os.readlink(path)
+            archive.addfile(info)
+        elif stat.S_ISDIR(info_stat.st_mode):
+            info.type = tarfile.DIRTYPE
+            archive.addfile(info)
+            restore = lend(path, info.mode, stat.S_IRUSR | stat.S_IXUSR)
+            try:
+                for child in sorted(os.listdir(path)):
+                    add(archive, os.path.join(path, child), f"{name}/{child}")
+            finally:
+                if restore is not None:
+                    os.chmod(path, restore)
+        elif stat.S_ISREG(info_stat.st_mode):
+            key = (info_stat.st_dev, info_stat.st_ino)
+            if info_stat.st_nlink > 1 and key in seen:
+                info.type, info.linkname = tarfile.LNKTYPE, seen[key]
+                archive.addfile(info)
+                return
+            seen[key] = name
+            budget[0] -= info_stat.st_size
+            if budget[0] < 0:
+                raise OSError(errno.EFBIG, f"the work dir is too large to grade (more than {max_bytes} bytes)")
+            restore = lend(path, info.mode, stat.S_IRUSR)
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(info_stat.st_size)
+            finally:
+                if restore is not None:
+                    os.chmod(path, restore)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        elif stat.S_ISFIFO(info_stat.st_mode):
+            info.type = tarfile.FIFOTYPE
+            archive.addfile(info)
+
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.GNU_FORMAT, encoding="utf-8",
+                      errors="surrogateescape") as archive:
+        restore = lend(root, stat.S_IMODE(os.lstat(root).st_mode), stat.S_IRUSR | stat.S_IXUSR)
+        try:
+            for child in sorted(os.listdir(root)):
+                add(archive, os.path.join(root, child), child)
+        finally:
+            if restore is not None:
+                os.chmod(root, restore)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def load_tree(data: str, root: str) -> bool:
+    """Empty ``root`` and recreate in it the tree of a tar made by `export_tree` (base64), exactly: modes, mtimes,
+    links to anywhere (kept as links, never written through). Refuses (ValueError) a member with an absolute
+    name, a ``..`` or empty component, a parent that is not a directory it made, a hard link to a file it did not
+    make, or a name seen twice; devices are skipped. Set-id bits are dropped."""
+    _empty_directory(root)
+    made: dict[str, str] = {}  # member name -> its kind ("d", "f", "l", "p")
+    fixes: list[tuple[str, int, float]] = []
+    with tarfile.open(fileobj=io.BytesIO(base64.b64decode(data)), mode="r:", encoding="utf-8",
+                      errors="surrogateescape") as archive:
+        for member in archive:
+            name = member.name
+            parts = name.split("/")
+            if name.startswith("/") or any(part in ("", ".", "..") for part in parts) or name in made:
+                raise ValueError(f"refusing archive member {name!r}")
+            parent = "/".join(parts[:-1])
+            if parent and made.get(parent) != "d":
+                raise ValueError(f"refusing archive member {name!r}: its parent is not a directory of the archive")
+            path = os.path.join(root, *parts)
+            if member.isdir():
+                os.mkdir(path, 0o700)
+                made[name] = "d"
+                fixes.append((path, member.mode & 0o1777, member.mtime))
+            elif member.isreg():
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                with os.fdopen(fd, "wb") as handle:
+                    source = archive.extractfile(member)
+                    if source is not None:
+                        shutil.copyfileobj(source, handle)
+                made[name] = "f"
+                fixes.append((path, member.mode & 0o777, member.mtime))
+            elif member.issym():
+                os.symlink(member.linkname, path)
+                os.utime(path, (member.mtime, member.mtime), follow_symlinks=False)
+                made[name] = "l"
+            elif member.islnk():
+                if made.get(member.linkname) != "f":
+                    raise ValueError(f"refusing hard link {name!r} -> {member.linkname!r}")
+                os.link(os.path.join(root, *member.linkname.split("/")), path, follow_symlinks=False)
+                made[name] = "f"
+            elif member.isfifo():
+                os.mkfifo(path, 0o600)
+                made[name] = "p"
+                fixes.append((path, member.mode & 0o777, member.mtime))
+    for path, mode, mtime in reversed(fixes):  # children before their folder: a folder's own mode comes last
+        os.chmod(path, mode)
+        os.utime(path, (mtime, mtime))
+    return True
+
+
+class Grader:
+    """One ``grade`` request: each test script runs as its own process (``bash --noprofile --norc SCRIPT`` in the
+    work dir, a new session, the request's environment only, standard input /dev/null, no other descriptor),
+    dropped to the sandbox's user when the supervisor is a grader (``--run-as``). The verdict is what the kernel
+    says: the supervisor's own ``waitpid`` status, and the output read from pipes only the supervisor holds; a
+    test that overruns ``timeout`` is killed (status -1). Before the first test and after each one, every process
+    of the sandbox but the supervisor is ended, so nothing a test started lives on into the next or into the
+    reply. HOME and the test's scratch folder are made fresh (mode 0700) for each request."""
+
+    def __init__(self, supervisor: Supervisor, request: dict[str, Any]) -> None:
+        self.supervisor = supervisor
+        self.scripts = [str(script) for script in request["scripts"]]
+        self.environment = {str(key): str(value) for key, value in dict(request.get("env") or {}).items()}
+        self.timeout = float(request.get("timeout", 60))
+        self.limit = int(request.get("max_output", 1 << 16))
+        self.tmp = str(request.get("tmp") or "/tmp")
+
+    def _end_everything(self) -> None:
+        self.supervisor.op_kill({})
+
+    def _drain(self, fd: int, buffer: bytearray) -> bool:
+        """Append what ``fd`` holds now to ``buffer``, keeping its last `limit` bytes; False at end of file."""
+        while True:
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except InterruptedError:
+                continue
+            except OSError:
+                return False
+            if not data:
+                return False
+            buffer += data
+            if len(buffer) > 2 * self.limit:
+                del buffer[:-self.limit]
+
+    def _prepare(self) -> str:
+        base = os.path.join(self.tmp, "agentgym-grader")
+        if os.path.lexists(base):
+            if os.path.isdir(base) and not os.path.islink(base):
+                _empty_directory(base)
+                os.rmdir(base)
+            else:
+                os.unlink(base)
+        os.mkdir(base, 0o700)
+        for folder in ("home", "scratch"):
+            os.mkdir(os.path.join(base, folder), 0o700)
+        for index, script in enumerate(self.scripts):
+            fd = os.open(os.path.join(base, f"{index:02d}.sh"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o400)
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.write(script)
+        return base
+
+    def run(self) -> list[list[Any]]:
+        self._end_everything()
+        base = str(self.supervisor._as_owner(self._prepare))
+        environment = {**self.environment, "HOME": os.path.join(base, "home"),
+                       "AGENTGYM_SCRATCH": os.path.join(base, "scratch"), "WORKSPACE": self.supervisor.workdir}
+        outcomes = []
+        try:
+            for index in range(len(self.scripts)):
+                outcomes.append(self._one(os.path.join(base, f"{index:02d}.sh"), environment))
+                self._end_everything()
+        finally:
+            self._end_everything()
+            self.supervisor._as_owner(_empty_directories, [base])
+        return outcomes
+
+    def _one(self, path: str, environment: dict[str, str]) -> list[Any]:
+        supervisor = self.supervisor
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        pid = supervisor._fork({0: supervisor.devnull, 1: out_w, 2: err_w})
+        if pid == 0:
+            try:
+                os.chdir(supervisor.workdir)
+                os.execve("/bin/bash", ["bash", "--noprofile", "--norc", path], environment)
+            finally:
+                os._exit(127)
+        os.close(out_w)
+        os.close(err_w)
+        _nonblocking(out_r)
+        _nonblocking(err_r)
+        child = Child(pid, {"out": out_r, "err": err_r})
+        supervisor.children[pid] = child
+        buffers = {out_r: bytearray(), err_r: bytearray()}
+        deadline = time.monotonic() + self.timeout
+        watched = [out_r, err_r, supervisor.wakeup_r]
+        timed_out = False
+        while child.status is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            try:
+                ready, _, _ = select.select(watched, [], [], min(remaining, 0.5))
+            except InterruptedError:
+                continue
+            if not ready:
+                supervisor.reap()
+            for fd in ready:
+                if fd == supervisor.wakeup_r:
+                    _read_available(fd, None)
+                    supervisor.reap()
+                elif not self._drain(fd, buffers[fd]):
+                    watched.remove(fd)
+        for fd, buffer in buffers.items():
+            self._drain(fd, buffer)
+        status = child.status
+        try:
+            os.killpg(pid, signal.SIGKILL)  # what the test left in its session (without a grader user or PID 1)
+        except OSError:
+            pass
+        self._end_everything()
+        supervisor.reap()
+        child.close()
+        supervisor.children.pop(pid, None)
+        if timed_out or status is None:
+            return [-1, "", "the test timed out"]
+        stdout = bytes(buffers[out_r][-self.limit:])
+        tail = (stdout + bytes(buffers[err_r]))[-400:]
+        return [_exit_code(status), stdout.decode("utf-8", "replace"), tail.decode("utf-8", "replace")]
 
 
 def _set_dumpable(dumpable: bool) -> None:
@@ -677,10 +1024,12 @@ def hide_paths(paths: list[str], keep: str) -> None:
 
 
 def main(argv: list[str]) -> None:
-    """``worker.py [--workdir DIR] [--clean DIR]... [--uid N] [--own-uid] [--hide DIR --keep DIR]...``: serve
-    requests on stdin until end of file. ``--hide`` (only in a private mount namespace) covers host directories
-    before privileges are dropped; ``--own-uid`` says no other process runs as the user id the worker runs as."""
+    """``worker.py [--workdir DIR] [--clean DIR]... [--uid N] [--own-uid] [--run-as N] [--hide DIR --keep DIR]...``:
+    serve requests on stdin until end of file. ``--hide`` (only in a private mount namespace) covers host
+    directories before privileges are dropped; ``--own-uid`` says no other process runs as the user id the worker
+    runs as; ``--run-as`` (a grader, started as root) keeps the supervisor's uid and runs everything else as N."""
     workdir, clean, uid, own_uid, hide, keep = os.getcwd(), [], None, False, [], ""
+    run_as: int | None = None
     args = list(argv)
     while args:
         flag = args.pop(0)
@@ -696,6 +1045,8 @@ def main(argv: list[str]) -> None:
             hide.append(args.pop(0))
         elif flag == "--keep":
             keep = args.pop(0)
+        elif flag == "--run-as":
+            run_as = int(args.pop(0))
     if hide:
         try:
             hide_paths(hide, keep or workdir)
@@ -709,7 +1060,7 @@ def main(argv: list[str]) -> None:
         os.setgid(uid)
         os.setuid(uid)
     os.chdir(workdir)
-    Supervisor(workdir, clean or [workdir], own_uid=own_uid).serve()
+    Supervisor(workdir, clean or [workdir], own_uid=own_uid, run_as=run_as).serve()
 
 
 if __name__ == "__main__":

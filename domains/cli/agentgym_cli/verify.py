@@ -15,8 +15,9 @@ A task's verifier params say which checks apply:
   has a `stdout`, prints exactly that; the expected output stays on the host).
 
 Grading starts by ending every process of the episode (`Workspace.seal`), so nothing the agent left running can
-change the files, the snapshot or the tests while they are read; the snapshot and the tests then run in fresh
-processes of the sandbox's supervisor, with isolated Python and a clean environment (see `Workspace.run_tests`).
+change the files or the snapshot while they are read; the snapshot runs in a fresh process of the sandbox's
+supervisor. The tests run where no agent process ever ran: on a copy of the work dir, its repositories made
+inert, in a grading sandbox as a user id no agent had (see `Workspace.run_tests`).
 
 The score is 1.0 only when every check passes. The breakdown carries InterCode-style partial credit:
 `state_paths` (overlap of changed paths), `state_content` (share of changed paths with the expected entry),
@@ -143,10 +144,10 @@ def verify_cli(task: Task, submission: Any, state: Any, *, answer_kind: str = "n
             components["tests"] = 0.0
             passed.append(False)
         else:
-            try:
-                outcomes = workspace.run_tests(tests)
-            except SandboxError as error:
-                outcomes = [(test.get("name", "test"), False, str(error)) for test in tests]
+            # A reply without one readable outcome per test, or a grading copy that could not be made, raises
+            # (GradingError, InfrastructureError): `ToolEnv.step` ends the episode with reward 0 and the
+            # `grader_error` (or `infra_error`) diagnosis, never a guess.
+            outcomes = workspace.run_tests(tests)
             count = sum(ok for _, ok, _ in outcomes)
             components["tests"] = count / len(outcomes)
             passed.append(count == len(outcomes))

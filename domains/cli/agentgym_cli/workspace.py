@@ -13,13 +13,17 @@ PATH the agent left behind cannot fake them.
 from __future__ import annotations
 
 import fnmatch
+import io
 import json
 import logging
+import re
+import tarfile
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from agentgym.errors import InfrastructureError
 from agentgym.sandbox import Sandbox, SandboxError, get_pool
 from agentgym_cli.data.fixtures import Fixture
 
@@ -97,37 +101,124 @@ def _agentgym_snapshot(root, skip, skip_top, limit):
     return out
 '''
 
-# The hidden-test runner, run by a fresh Python executor after `seal` (the supervisor forks it; it runs `python3
-# -I`, so nothing planted in the work dir is imported). Status -1 means the test timed out.
-GRADER_CODE = r'''
-import json as _j, os as _o, shutil as _sh, subprocess as _sp, tempfile as _t
-def _agentgym_grade(workdir, scripts, timeout):
-    base = _t.mkdtemp(prefix="agentgym-grader-")
-    try:
-        home, scratch = _o.path.join(base, "home"), _o.path.join(base, "scratch")
-        _o.mkdir(home, 0o700); _o.mkdir(scratch, 0o700)
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC",
-               "HOME": home, "WORKSPACE": workdir, "AGENTGYM_SCRATCH": scratch, "PAGER": "cat",
-               "GIT_PAGER": "cat", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_COUNT": "2",
-               "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "false",
-               "GIT_CONFIG_KEY_1": "core.hooksPath", "GIT_CONFIG_VALUE_1": "/dev/null"}
-        results = []
-        for index, script in enumerate(scripts):
-            path = _o.path.join(base, "%02d.sh" % index)
-            fd = _o.open(path, _o.O_WRONLY | _o.O_CREAT | _o.O_EXCL | _o.O_NOFOLLOW, 0o400)
-            with _o.fdopen(fd, "w") as handle:
-                handle.write(script)
-            try:
-                done = _sp.run(["/bin/bash", "--noprofile", "--norc", path], cwd=workdir, env=env,
-                               stdin=_sp.DEVNULL, capture_output=True, timeout=timeout)
-                results.append([done.returncode, done.stdout[-65536:].decode("utf-8", "replace"),
-                                (done.stdout + done.stderr)[-400:].decode("utf-8", "replace")])
-            except _sp.TimeoutExpired:
-                results.append([-1, "", "the test timed out"])
-        return results
-    finally:
-        _sh.rmtree(base, ignore_errors=True)
-'''
+# The environment of every hidden test: nothing of the agent's shell; git reads no system, global or repository
+# configuration the agent could have written (the graded copy's repository config is rewritten, see
+# `sanitize_for_grading`) and runs no hook or fsmonitor; every Python the tests start leaves the work dir and the
+# user site off sys.path. HOME, $AGENTGYM_SCRATCH and $WORKSPACE are set by the grading sandbox.
+GRADER_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "TZ": "UTC",
+              "PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "GIT_CONFIG_NOSYSTEM": "1",
+              "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_ATTR_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0",
+              "GIT_CONFIG_COUNT": "4", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "false",
+              "GIT_CONFIG_KEY_1": "core.hooksPath", "GIT_CONFIG_VALUE_1": "/dev/null",
+              "GIT_CONFIG_KEY_2": "safe.bareRepository", "GIT_CONFIG_VALUE_2": "explicit",
+              "GIT_CONFIG_KEY_3": "core.pager", "GIT_CONFIG_VALUE_3": "cat",
+              "PYTHONSAFEPATH": "1", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+MAX_GRADED_BYTES = 64 << 20  # file data of the work dir a grading copy may hold
+
+# What may stay in a repository's config in the graded copy: (section, key), and for sections with a subsection
+# name (branch.<name>.*, remote.<name>.*) the keys allowed there. Everything else goes: include/includeIf,
+# filter.*, diff/merge drivers, core.fsmonitor, core.hooksPath, core.attributesFile, core.worktree, alias.*,
+# core.pager, core.sshCommand, gpg programs, uploadpack/receivepack, ...
+GIT_CONFIG_KEYS = {"core": {"repositoryformatversion", "filemode", "bare", "logallrefupdates", "ignorecase",
+                            "precomposeunicode", "symlinks"},
+                   "user": {"name", "email"}, "extensions": {"objectformat"}, "init": {"defaultbranch"}}
+GIT_CONFIG_SUBSECTION_KEYS = {"branch": {"remote", "merge", "rebase"}, "remote": {"url", "fetch", "pushurl"}}
+_GIT_SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"([A-Za-z0-9_./@+-]*)")?\s*\]\s*(?:[#;].*)?$')
+_GIT_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*?))?\s*$")
+_GIT_SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.,:@/+*~^= -]*$")
+
+
+class GradingError(RuntimeError):
+    """The hidden tests gave no readable verdict (a reply of the wrong length or shape, or the grading sandbox
+    stopped while they ran). The episode is a `grader_error` with reward 0: the agent's program ran in the tests,
+    so it may be the cause, and the failure is not marked as infrastructure."""
+
+
+def sanitize_git_config(text: str) -> str:
+    """A repository config reduced to `GIT_CONFIG_KEYS` / `GIT_CONFIG_SUBSECTION_KEYS` with plain values; a
+    line that does not parse, a continued or quoted value, and every other section are dropped."""
+    kept: dict[str, list[str]] = {}
+    section: str | None = None
+    allowed: set[str] = set()
+    continued = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if continued:
+            continued = line.endswith("\\")
+            continue
+        if not line or line[0] in "#;":
+            continue
+        header = _GIT_SECTION.match(line)
+        if header:
+            name, subsection = header.group(1).lower(), header.group(2)
+            if "." in name and subsection is None:  # the old [section.subsection] form: not kept
+                section, allowed = None, set()
+            elif subsection is None:
+                section, allowed = f"[{name}]", GIT_CONFIG_KEYS.get(name, set())
+            else:
+                section, allowed = f'[{name} "{subsection}"]', GIT_CONFIG_SUBSECTION_KEYS.get(name, set())
+            continue
+        if line.startswith("["):
+            section, allowed = None, set()
+            continue
+        if line.endswith("\\"):
+            continued = True
+            continue
+        match = _GIT_KEY.match(line)
+        if section is None or match is None:
+            continue
+        key, value = match.group(1).lower(), match.group(2)
+        if key in allowed and (value is None or _GIT_SAFE_VALUE.match(value)):
+            kept.setdefault(section, []).append(f"\t{key} = {value}" if value is not None else f"\t{key}")
+    return "".join(f"{header}\n" + "".join(f"{line}\n" for line in lines) for header, lines in kept.items())
+
+
+def _git_member_verdict(parts: list[str], member: tarfile.TarInfo) -> str:
+    """"keep", "drop" or "config" for a tar member inside a `.git` folder (`parts` after that `.git`)."""
+    if not parts:
+        return "keep" if member.isdir() else "drop"  # a .git file or link points git at a folder of the agent's
+    if member.issym() or member.islnk():
+        return "drop"  # git's own files are never links; one could lead git to a config elsewhere
+    if parts[0] in ("hooks", "modules", "worktrees") or parts in (["info", "attributes"], ["config.worktree"],
+                                                                   ["commondir"], ["gitdir"]):
+        return "drop"
+    if parts == ["config"]:
+        return "config" if member.isreg() else "drop"
+    return "keep"
+
+
+def sanitize_for_grading(archive: bytes) -> bytes:
+    """The work dir's tar with every repository made inert for the grader: each `.git/config` reduced by
+    `sanitize_git_config`; hooks, `info/attributes`, `config.worktree`, `commondir`, submodule and worktree
+    folders removed; a `.git` that is a file or link, and links inside `.git`, removed. Other files as they are."""
+    output = io.BytesIO()
+    dropped: list[str] = []
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:", encoding="utf-8", errors="surrogateescape") as source, \
+            tarfile.open(fileobj=output, mode="w", format=tarfile.GNU_FORMAT, encoding="utf-8",
+                         errors="surrogateescape") as target:
+        for member in source:
+            name = member.name
+            if any(name.startswith(prefix + "/") for prefix in dropped):
+                continue
+            parts = name.split("/")
+            verdict = "keep"
+            if ".git" in parts:
+                verdict = _git_member_verdict(parts[parts.index(".git") + 1:], member)
+            if verdict == "drop":
+                dropped.append(name)
+                continue
+            content = source.extractfile(member) if member.isreg() or member.islnk() else None
+            data = content.read() if content is not None else None
+            if member.islnk() and any(member.linkname == prefix or member.linkname.startswith(prefix + "/")
+                                      for prefix in dropped):
+                member.type = tarfile.REGTYPE  # its first name was dropped: this name keeps the content
+            if verdict == "config" and data is not None:
+                data = sanitize_git_config(data.decode("utf-8", "replace")).encode()
+            if data is not None and member.isreg():
+                member.size = len(data)
+            target.addfile(member, io.BytesIO(data) if data is not None and member.isreg() else None)
+    return output.getvalue()
+
 
 Snapshot = dict[str, list[Any]]
 
@@ -222,8 +313,10 @@ class Workspace:
     _mode_fixes: ClassVar[dict[tuple[str, str], list[tuple[str, int]]]] = {}  # modes extraction dropped there
     _baselines_lock = threading.Lock()
 
-    def __init__(self, sandbox: Sandbox, fixture: Fixture, *, command_timeout: float = 20.0) -> None:
+    def __init__(self, sandbox: Sandbox, fixture: Fixture, *, command_timeout: float = 20.0,
+                 pool_size: int = 2) -> None:
         self.sandbox = sandbox
+        self.pool_size = pool_size
         self.fixture = fixture
         self.command_timeout = command_timeout
         self.last_output = ""
@@ -242,7 +335,7 @@ class Workspace:
         pool = get_pool(size=pool_size, backend=backend, env=SHELL_ENV, **options)
         for attempt in range(3):
             sandbox = pool.acquire(timeout=120)
-            workspace = cls(sandbox, fixture, command_timeout=command_timeout)
+            workspace = cls(sandbox, fixture, command_timeout=command_timeout, pool_size=pool_size)
             try:
                 workspace.load()
                 return workspace
@@ -335,25 +428,61 @@ class Workspace:
         return self.sealed
 
     def run_tests(self, tests: list[dict[str, str]], timeout: float = 60.0) -> list[tuple[str, bool, str]]:
-        """Run hidden test scripts after the episode: (name, passed, output tail) for each.
+        """Run hidden test scripts after the episode: (name, passed, output tail) for each, in order.
 
-        Call `seal` first. The grader makes a fresh directory (random name, mode 0700) outside the work dir only
-        now, writes each script there without following links (`O_CREAT | O_EXCL | O_NOFOLLOW`), and runs it
-        with `/bin/bash --noprofile --norc` from the work dir in a clean environment: a fixed PATH, HOME in the
-        grader's directory, `$WORKSPACE` (the work dir) and `$AGENTGYM_SCRATCH` (an empty folder for the test's
-        own inputs), no variable of the agent's shell. A test passes when it exits 0 and, if it carries a
-        `stdout`, when what it printed is exactly that: expected outputs stay on the host, never in the sandbox.
+        Call `seal` first. The tests never run where the agent ran: the work dir is exported as a tar by the
+        sandbox's supervisor (no agent process is left), every repository in it is made inert on the host
+        (`sanitize_for_grading`), and the copy is loaded into a grading sandbox from a pool of its own
+        (`Sandbox.create(grader=True)`: a fresh container for Docker), reset before each use. There each script
+        runs as `bash --noprofile --norc` in the work dir, as a user id no agent process had and other than the
+        grading supervisor's, with `GRADER_ENV` only, time-limited; its verdict is the supervisor's `waitpid` status
+        and output read from pipes only the supervisor holds (see `Sandbox.grade`). A test passes when it exits 0
+        and, if it carries a `stdout`, printed exactly that: expected outputs stay on the host.
+
+        Raises:
+            InfrastructureError: the grading copy could not be made or loaded (no agent code had run there yet).
+            GradingError: the tests gave no readable verdict (see `GradingError`).
         """
         if not tests:
             return []
-        request = json.dumps([test["script"] for test in tests])
-        code = GRADER_CODE + f"\nprint(_j.dumps(_agentgym_grade({self.root!r}, _j.loads({request!r}), {timeout!r})))\n"
-        result = self.sandbox.run_python(code, timeout=timeout * len(tests) + 30)
-        if not result.ok:
-            raise SandboxError(f"the hidden tests could not run: {result.stderr[-500:]}")
-        outcomes = json.loads(result.stdout)
+        try:
+            archive = self.sandbox.export_workdir(MAX_GRADED_BYTES)
+        except SandboxError as error:
+            if "too large" in str(error):  # the agent's doing: the tests fail, nothing is wrong with the grader
+                return [(test.get("name", f"test {index}"), False, str(error)) for index, test in enumerate(tests)]
+            raise InfrastructureError(f"the work dir could not be exported for grading: {error}") from error
+        graded_copy = sanitize_for_grading(archive)
+        try:
+            pool = get_pool(size=self.pool_size, backend=self.sandbox.backend, env=SHELL_ENV, grader=True)
+            grader = pool.acquire(timeout=120)
+        except SandboxError as error:
+            raise InfrastructureError(f"no grading sandbox: {error}") from error
+        try:
+            try:
+                grader.load_workdir(graded_copy)
+            except SandboxError as error:
+                raise InfrastructureError(f"the work dir could not be loaded for grading: {error}") from error
+            try:
+                outcomes = grader.grade([test["script"] for test in tests], env=GRADER_ENV, timeout=timeout)
+            except SandboxError as error:
+                raise GradingError(f"the hidden tests gave no verdict: {error}") from error
+        finally:
+            grader.close()
+        return self._read_outcomes(tests, outcomes)
+
+    @staticmethod
+    def _read_outcomes(tests: list[dict[str, str]], outcomes: Any) -> list[tuple[str, bool, str]]:
+        """Each test's (name, passed, tail) from the grading sandbox's reply: exactly one well-formed outcome
+        per test, or `GradingError`."""
+        if not isinstance(outcomes, list) or len(outcomes) != len(tests):
+            count = len(outcomes) if isinstance(outcomes, list) else type(outcomes).__name__
+            raise GradingError(f"the grader answered {count} outcomes for {len(tests)} tests")
         graded = []
-        for index, (test, (status, stdout, tail)) in enumerate(zip(tests, outcomes)):
+        for index, (test, outcome) in enumerate(zip(tests, outcomes)):
+            if not (isinstance(outcome, list) and len(outcome) == 3 and type(outcome[0]) is int
+                    and isinstance(outcome[1], str) and isinstance(outcome[2], str)):
+                raise GradingError(f"the grader's outcome {index} is malformed: {str(outcome)[:80]!r}")
+            status, stdout, tail = outcome
             passed = status == 0
             want = test.get("stdout")
             if passed and want is not None and stdout.rstrip("\n") != str(want).rstrip("\n"):
