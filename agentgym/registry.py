@@ -7,7 +7,9 @@ registered each env and which plugins failed (shown by `agentgym list`, never si
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import traceback
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -15,6 +17,8 @@ from typing import Any
 
 import gymnasium as gym
 
+# Options `EnvFactory` takes for every env, before the env's own arguments.
+FACTORY_OPTIONS = ("perturb", "perturb_seed", "perturb_rate", "remote", "remote_token")
 ENV_GROUP = "agentgym.envs"
 COMMAND_GROUP = "agentgym.commands"
 IMPORTER_GROUP = "agentgym.importers"
@@ -112,6 +116,7 @@ class EnvFactory:
             env = self._remote(str(remote), remote_token, kwargs)
         else:
             builder = resolve_callable(self.entry_point) if isinstance(self.entry_point, str) else self.entry_point
+            self._refuse_unknown(builder, kwargs)
             env = builder(**kwargs)
         if perturb:
             from agentgym.wrappers import Perturb
@@ -119,6 +124,19 @@ class EnvFactory:
             kinds = [perturb] if isinstance(perturb, str) else list(perturb)
             env = Perturb(env, kinds, seed=perturb_seed, rate=perturb_rate)
         return env
+
+    def _refuse_unknown(self, builder: Any, kwargs: dict[str, Any]) -> None:
+        """A ValueError naming an argument the env does not take, the close one and every accepted one (rather than
+        Python's "__init__() got an unexpected keyword argument"; not a TypeError, whose text Gymnasium rewrites)."""
+        accepted = accepted_arguments(builder)
+        if accepted is None:
+            return
+        for name in kwargs:
+            if name not in accepted:
+                close = difflib.get_close_matches(name, sorted(accepted), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"{self.env_id or 'this env'} takes no argument {name!r}{hint}; it takes: "
+                                f"{', '.join(sorted(accepted))}")
 
     def _remote(self, url: str, token: str | None, kwargs: dict[str, Any]) -> gym.Env[Any, Any]:
         # Gymnasium passes the registered defaults along with the user's arguments; only the user's are refused.
@@ -129,6 +147,44 @@ class EnvFactory:
         from agentgym.serving.remote import RemoteEnv
 
         return RemoteEnv(url, env_id=self.env_id, token=token)
+
+
+def accepted_arguments(builder: Any) -> set[str] | None:
+    """The keyword arguments an env builder takes, with the factory's options: its own parameters and, where it
+    passes `**kwargs` on to the env class it returns (by its return annotation), that class's `__init__`
+    parameters up the class chain. None when the chain ends in `**kwargs` nobody names (anything may be taken)."""
+    names: set[str] = set(FACTORY_OPTIONS)
+    try:
+        signature = inspect.signature(builder, eval_str=True)
+    except (TypeError, ValueError, NameError):
+        return None
+    chain: list[Any] = [signature]
+    if inspect.isclass(builder):
+        chain = [builder]
+    elif isinstance(signature.return_annotation, type) and _takes_any(signature):
+        chain.append(signature.return_annotation)
+    for item in chain:
+        if inspect.isclass(item):
+            for cls in item.__mro__:
+                init = cls.__dict__.get("__init__")
+                if init is None:
+                    continue
+                try:
+                    parameters = inspect.signature(init)
+                except (TypeError, ValueError):
+                    return None
+                names.update(name for name in parameters.parameters if name != "self")
+                if not _takes_any(parameters):
+                    return names - {"args", "kwargs"}
+            return None
+        names.update(item.parameters)
+        if not _takes_any(item):
+            return names
+    return None
+
+
+def _takes_any(signature: inspect.Signature) -> bool:
+    return any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in signature.parameters.values())
 
 
 def _distribution_name(entry_point: metadata.EntryPoint) -> str:

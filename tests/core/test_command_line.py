@@ -92,3 +92,22 @@ def test_bad_env_arg_is_explained(runner: CliRunner) -> None:
     assert result.exit_code == 2 and "is not KEY=VALUE" in result.output
     result = runner.invoke(main, ["info", "TestZoo-v0", "--env-arg", "split=validation"])
     assert result.exit_code == 1 and "no tasks match split='validation'" in result.output
+
+
+def test_an_unknown_env_argument_lists_the_accepted_ones_with_the_close_one(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["info", "TestZoo-v0", "--env-arg", "splt=test"])
+    assert result.exit_code == 1, result.output
+    line = result.output.strip()
+    assert "\n" not in line and "Traceback" not in line and "unexpected keyword" not in line
+    assert "TestZoo-v0 takes no argument 'splt' (did you mean 'split'?); it takes: " in line
+    for accepted in ("families", "max_turns", "perturb", "split", "tasks"):
+        assert accepted in line.split("it takes: ")[1].split(", ")
+    # An env whose class takes **kwargs it passes on to ToolEnv is read through the chain, to ToolEnv's own list.
+    broken = runner.invoke(main, ["info", "TestBrokenZoo-v0", "--env-arg", "bogus=1"])
+    assert broken.exit_code == 1 and "TestBrokenZoo-v0 takes no argument 'bogus'; it takes:" in broken.output
+    assert "max_turns" in broken.output
+
+
+def test_an_env_argument_the_env_takes_still_works(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["info", "TestZoo-v0", "--env-arg", "split=test", "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["tasks"] == 2
