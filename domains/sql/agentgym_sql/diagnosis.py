@@ -32,7 +32,7 @@ QUERY_DOES_NOT_PARSE = "query_does_not_parse"  # an engine or sqlglot could not 
 UNKNOWN_TABLE = "unknown_table"                # a query named a table the database does not have
 UNKNOWN_COLUMN = "unknown_column"              # a query named a column its tables do not have
 WRITE_REFUSED = "write_refused"                # a query was not a read (INSERT, DROP, ...): refused
-QUERY_TIMEOUT = "query_timeout"                # a query ran past the time limit and was stopped
+QUERY_TIMEOUT = "query_timeout"                # a query went past its limit (work or time) and was stopped
 WRONG_TABLE = "wrong_table"                    # the submitted query reads other tables than the gold query
 WRONG_SHAPE = "wrong_shape"                    # the submission's columns (or a value's shape) differ from the gold's
 EMPTY_RESULT = "empty_result"                  # the submission returned no row; the gold has some
@@ -60,7 +60,8 @@ _ERROR_PATTERNS = (
                                r"exist|no table named", re.IGNORECASE)),
     (UNKNOWN_COLUMN, re.compile(r"no such column|Referenced column \S+ not found|column \"[^\"]*\" does not "
                                 r"exist|column \S+ does not exist|ambiguous column", re.IGNORECASE)),
-    (QUERY_TIMEOUT, re.compile(r"ran longer than [\d.]+ s and was stopped", re.IGNORECASE)),
+    (QUERY_TIMEOUT, re.compile(r"and was stopped \(query limit\)|ran longer than [\d.]+ s and was stopped",
+                               re.IGNORECASE)),
 )
 _QUERY_TOOLS = ("execute_sql", "submit")
 
@@ -154,7 +155,9 @@ def sql_labels(task: Task, state: Any, turns: Sequence[TurnRecord], score: Score
         if call.name in _QUERY_TOOLS and call.error_kind == "tool_error":
             found.update(error_labels(call.text))
     ending = ending_call(turns)
-    if ending is not None and score.value < 1.0 and isinstance(state, SqlEpisode) \
+    if score.components.get("query_limit") or QUERY_TIMEOUT in error_labels(score.message):
+        found.add(QUERY_TIMEOUT)  # the grader stopped the submission: a re-run here must not relabel it
+    elif ending is not None and score.value < 1.0 and isinstance(state, SqlEpisode) \
             and ending.name in ("submit", "submit_answer"):
         found.update(_submission_labels(task, state, ending.arguments))
     return in_order(found, LABELS)

@@ -31,8 +31,8 @@ from agentgym.tools import ToolOutcome
 from . import verify as _verify  # noqa: F401  (registers the sql_execution verifier)
 from .data import DATABASES, ensure_duckdb, ensure_sqlite, load_postgres
 from .data.build import READER_ROLE
-from .diagnosis import sql_labels
 from .data.engines import (
+    DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT_S,
     MAX_QUERY_CHARS,
     DuckdbEngine,
@@ -41,6 +41,7 @@ from .data.engines import (
     SqlError,
     SqliteEngine,
 )
+from .diagnosis import sql_labels
 from .tasks import default_tasks, transpile
 from .tools import TOOLS, SqlEpisode
 
@@ -82,18 +83,23 @@ class SqlEnv(ToolEnv):
         postgres_dsn: Admin connection string of a PostgreSQL server (or `$AGENTGYM_SQL_POSTGRES_DSN`); the
             env loads the databases there and reads them as the read-only role `agentgym_reader`.
         seed: Seed of the built-in task set. db_seed: seed of the generated databases.
-        timeout_s: Longest a query may run.
+        max_steps: On SQLite, the most work a query may do, in virtual-machine instructions (the same
+            outcome on any machine under any load; the slowest built-in gold is under a tenth of the default).
+        timeout_s: Longest a query may run in seconds: the limit on DuckDB and PostgreSQL, a backstop on
+            SQLite (far above any query within `max_steps`).
         **kwargs: `ToolEnv` options (split, families, max_turns, reward_weights, ...).
     """
 
     def __init__(self, tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, backend: str = "sqlite",
                  postgres_dsn: str | None = None, seed: int = 0, db_seed: int = 0,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, **kwargs: Any) -> None:
+                 timeout_s: float = DEFAULT_TIMEOUT_S, max_steps: int = DEFAULT_MAX_STEPS,
+                 **kwargs: Any) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.backend = backend
         self.db_seed = db_seed
         self.timeout_s = timeout_s
+        self.max_steps = int(max_steps)
         self.postgres_dsn = postgres_dsn or os.environ.get(POSTGRES_DSN_VARIABLE)
         if backend == "postgres" and not self.postgres_dsn:
             raise ValueError(f"backend='postgres' needs postgres_dsn=... (an admin connection string) or "
@@ -142,7 +148,7 @@ class SqlEnv(ToolEnv):
         engine (and cached gold results) only when their connections would be identical.
         """
         metadata = task.metadata
-        settings = f"timeout={self.timeout_s!r}"
+        settings = f"timeout={self.timeout_s!r}:steps={self.max_steps}"
         if "database_path" in metadata:
             if self.backend != "sqlite":
                 raise ValueError(f"task {task.id} reads the SQLite file {metadata['database_path']}; imported "
@@ -180,11 +186,12 @@ class SqlEnv(ToolEnv):
     def _open(self, task: Task) -> Engine:
         metadata = task.metadata
         if "database_path" in metadata:
-            return SqliteEngine(metadata["database_path"], self.timeout_s)
+            return SqliteEngine(metadata["database_path"], self.timeout_s, max_steps=self.max_steps)
         spec = DATABASES[metadata["database"]]
         db_seed = int(metadata.get("db_seed", self.db_seed))
         if self.backend == "sqlite":
-            return SqliteEngine(ensure_sqlite(spec, db_seed), self.timeout_s)
+            return SqliteEngine(ensure_sqlite(spec, db_seed), self.timeout_s, max_steps=self.max_steps,
+                                memory_map=True)
         if self.backend == "duckdb":
             return DuckdbEngine(ensure_duckdb(spec, db_seed), self.timeout_s)
         assert self.postgres_dsn is not None

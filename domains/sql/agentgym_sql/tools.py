@@ -14,7 +14,7 @@ from typing import Any
 
 from agentgym import Task, ToolError, tool
 
-from .data.engines import Engine, SqlError, check_query
+from .data.engines import GOLD_STEP_SHARE, Engine, SqlError, SqliteEngine, check_query
 from .data.schema import DatabaseSpec
 from .verify import ANSWER_FORMAT, GoldResult, normalize_rows
 
@@ -92,7 +92,11 @@ class SqlEpisode:
             cached = _gold_results.get(key)
         if cached is None:
             try:
-                result = self.grader.execute(sql, max_rows=None, timeout_s=GOLD_TIMEOUT_S)
+                grader = self.grader
+                result = (grader.execute(sql, max_rows=None, timeout_s=GOLD_TIMEOUT_S,
+                                         max_steps=grader.max_steps * GOLD_STEP_SHARE)
+                          if isinstance(grader, SqliteEngine) else
+                          grader.execute(sql, max_rows=None, timeout_s=GOLD_TIMEOUT_S))
             except SqlError as error:
                 raise RuntimeError(f"task {self.task.id}: a gold query fails on {self.grader.dialect}: "
                                    f"{error}") from None

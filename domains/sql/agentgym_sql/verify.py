@@ -17,6 +17,11 @@ answers when rows tie on the key: rows equal on the key may come in any order, a
 `LIMIT`, the key's columns appended after the gold's own when the key is not among them) complete the answer.
 A submission that fails the plain comparison is accepted when it is consistent with the ordering in this way.
 
+Columns: a query's columns may come in any order (`verifier.params.column_order`, default "any"): when the
+result does not match as returned, each order of its columns that puts the same distinct values under each
+gold column is tried. A task whose prompt fixes the order (two columns of the same kind, such as two
+averages, that only their position tells apart) sets `column_order="fixed"`.
+
 Answers: the value is read into rows of the gold's shape (a scalar for one cell; a list for one column, its
 items one per row; a list of rows, or a flat row-major list, for several columns) and the rows are matched
 one to one with the gold rows (in order when the task's match is `ordered`). Cells of a row may come in any
@@ -39,13 +44,15 @@ from typing import TYPE_CHECKING, Any
 from agentgym import Score, Task, verifier
 from agentgym.answers import normalize_text, numbers_match, parse_date, parse_list, parse_number
 
-from .data.engines import SqlError
+from .data.engines import QueryLimitError, SqlError
 
 if TYPE_CHECKING:
     from .tools import SqlEpisode
 
 MATCHES = ("set", "multiset", "ordered")
 MODES = ("sql", "answer")
+COLUMN_ORDERS = ("any", "fixed")  # whether a query's columns may come in another order than the gold's
+MAX_COLUMN_ORDERS = 720  # column orders tried at most (all of them up to 6 interchangeable columns)
 RESULT_REL_TOL = 1e-6  # a float cell of a query result vs the gold's (same engine: far tighter in practice)
 ANSWER_REL_TOL = 1e-4  # a typed number vs a float gold: about five significant digits
 SET_ROW_FACTOR, SET_ROW_MARGIN = 10, 1000  # set match reads at most 10 x gold + 1000 rows (duplicates allowed)
@@ -380,13 +387,17 @@ def row_limit(golds: Sequence[Sequence[Row]], match: str) -> int:
 @verifier("sql_execution")
 def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, match: str = "set",
                   mode: str = "sql", alternatives: Sequence[str] = (), order_key: Sequence[int] = (),
-                  order_sql: str | None = None, limited: bool = False) -> Score:
+                  order_sql: str | None = None, limited: bool = False, column_order: str = "any") -> Score:
     """Score a `submit(sql)` on a query task by execution accuracy (`match`: set, multiset or ordered), or a
     `submit_answer(value)` on an answer task by comparing the value with the gold result. Either gold (the
     task's, or one of `alternatives`) may be matched; with `order_key` (and `order_sql`, `limited`) a result
-    that differs from the task's gold only in how ties on the sort key were broken matches too."""
+    that differs from the task's gold only in how ties on the sort key were broken matches too. With
+    `column_order="any"` (the default) a result whose columns come in another order matches too; a task whose
+    prompt fixes the order sets `column_order="fixed"`."""
     if match not in MATCHES:
         raise ValueError(f"task {task.id}: match must be one of {MATCHES}, got {match!r}")
+    if column_order not in COLUMN_ORDERS:
+        raise ValueError(f"task {task.id}: column_order must be one of {COLUMN_ORDERS}, got {column_order!r}")
     if mode not in MODES:
         raise ValueError(f"task {task.id}: mode must be one of {MODES}, got {mode!r}")
     if state is None:
@@ -407,11 +418,29 @@ def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, matc
     try:
         result = state.engine.execute(str(submission["sql"]), max_rows=limit, count_rest=False)
     except SqlError as error:
-        return Score(0.0, {"executes": 0.0, **{m: 0.0 for m in MATCHES}}, f"the submitted query failed: {error}")
+        stopped = {"query_limit": 1.0} if isinstance(error, QueryLimitError) else {}
+        return Score(0.0, {"executes": 0.0, **{m: 0.0 for m in MATCHES}, **stopped},
+                     f"the submitted query failed: {error}")
     if result.truncated:
         return Score(0.0, {"executes": 1.0, **{m: 0.0 for m in MATCHES}},
                      f"the query returned more than {limit} rows, more than the answer has")
     rows = normalize_rows(result.rows)
+    best = _best_match(rows, golds, match, state, order_key, order_sql, limited)
+    if not best[match] and column_order == "any" and golds:
+        for order in column_orders(rows, golds[0]):
+            moved = [[row[index] for index in order] for row in rows]
+            components = _best_match(moved, golds, match, state, order_key, order_sql, limited)
+            if components[match]:
+                best = {**components, "columns_reordered": 1.0}
+                break
+    best["executes"] = 1.0
+    value = best[match]
+    return Score(value, best, "" if value else f"the result differs from the gold result ({match} match)")
+
+
+def _best_match(rows: list[Row], golds: Sequence[Sequence[Row]], match: str, state: SqlEpisode,
+                order_key: Sequence[int], order_sql: str | None, limited: bool) -> dict[str, float]:
+    """The comparison of `rows` with the gold that fits them best (the first that matches), ties included."""
     best: dict[str, float] = {}
     for gold in golds:
         components = compare(rows, gold)
@@ -424,9 +453,42 @@ def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, matc
         if consistent_with_order(rows, golds[0], full, order_key, limited=limited, match=match):
             best[match] = 1.0
             best["ties"] = 1.0
-    best["executes"] = 1.0
-    value = best[match]
-    return Score(value, best, "" if value else f"the result differs from the gold result ({match} match)")
+    return best
+
+
+def _column_signature(rows: Sequence[Row], index: int) -> tuple[bool, frozenset[str]]:
+    """(whether the column holds a float, its distinct non-float values): two columns can hold the same data
+    only when their signatures agree (floats are compared with a tolerance, so only their presence counts)."""
+    cells = [row[index] for row in rows]
+    return any(isinstance(cell, float) for cell in cells), frozenset(_key([cell]) for cell in cells
+                                                                     if not isinstance(cell, float))
+
+
+def column_orders(rows: Sequence[Row], gold: Sequence[Row], limit: int = MAX_COLUMN_ORDERS) -> list[list[int]]:
+    """Other orders of the submitted columns worth comparing with the gold: `order[j]` is the submitted column
+    placed at gold column j, each column holding the same distinct values as the gold column it replaces. The
+    submitted order itself is left out; at most `limit` orders."""
+    if not rows or not gold or len(rows[0]) != len(gold[0]) or len(gold[0]) < 2:
+        return []
+    width = len(gold[0])
+    mine = [_column_signature(rows, index) for index in range(width)]
+    theirs = [_column_signature(gold, index) for index in range(width)]
+    options = [[index for index in range(width) if mine[index] == theirs[column]] for column in range(width)]
+    found: list[list[int]] = []
+
+    def extend(prefix: list[int]) -> None:
+        if len(found) >= limit:
+            return
+        if len(prefix) == width:
+            if prefix != list(range(width)):
+                found.append(list(prefix))
+            return
+        for index in options[len(prefix)]:
+            if index not in prefix:
+                extend([*prefix, index])
+
+    extend([])
+    return found
 
 
 def _order_result(state: SqlEpisode, order_sql: str) -> Sequence[Row]:

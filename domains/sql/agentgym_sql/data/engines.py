@@ -7,8 +7,12 @@ Two layers stand between the agent and the data:
    writes, ATTACH, VACUUM INTO, PRAGMA writes or extension loading); DuckDB opens `read_only` with external
    access off; PostgreSQL connects as a role with SELECT only, `default_transaction_read_only` and a
    `statement_timeout`.
-Every query runs under a timeout (SQLite: a progress handler; DuckDB: `interrupt`; PostgreSQL: the server's
-`statement_timeout`, backed by a client-side cancel). On PostgreSQL each query also runs in a transaction that
+Limits: on SQLite a query is measured in engine work, not time: the progress handler counts the virtual
+machine's instructions and stops a query past `max_steps` of them (`DEFAULT_MAX_STEPS`), so the same query
+gets the same outcome on an idle or a busy machine; a wall-clock backstop (`timeout_s`, far above any
+query within the step limit) only guards against a single instruction that runs away. DuckDB and PostgreSQL
+have no such counter: their wall-clock limit (`DEFAULT_TIMEOUT_S`, DuckDB's `interrupt`, PostgreSQL's
+`statement_timeout` backed by a client-side cancel) is set far above every gold. On PostgreSQL each query also runs in a transaction that
 is rolled back, functions that reach other sessions or change settings are refused (`check_postgres_query`),
 and `reset_session` clears the session between episodes.
 """
@@ -25,12 +29,33 @@ from pathlib import Path
 from typing import Any
 
 MAX_QUERY_CHARS = 100_000
-DEFAULT_TIMEOUT_S = 5.0
+DEFAULT_TIMEOUT_S = 30.0  # wall clock: the limit on DuckDB and PostgreSQL, a backstop on SQLite
+# SQLite virtual-machine instructions one query may run. The slowest built-in gold costs about 3.5 million
+# (`sql-finance-aggregates-0000`); task generation and the importers leave out a gold above a tenth of this.
+DEFAULT_MAX_STEPS = 40_000_000
+GOLD_STEP_SHARE = 10  # a gold may cost at most max_steps / GOLD_STEP_SHARE
+STEPS_PER_CHECK = 1000  # instructions between two calls of the progress handler (the step count's grain)
+_CLOCK_EVERY = 64  # progress calls between two looks at the wall clock (the backstop)
+SQLITE_MAX_VALUE_BYTES = 50_000_000  # longest string or blob one SQLite value may hold (bounds one instruction)
 ALLOWED_START = ("select", "with", "values")
 
 
 class SqlError(Exception):
     """A query the engine refused or failed to run; the message is written for the agent to read."""
+
+
+class QueryLimitError(SqlError):
+    """A query stopped for going past its limit (work on SQLite, time elsewhere); diagnosed as `query_timeout`."""
+
+
+def time_limit_message(limit: float) -> str:
+    return (f"the query ran longer than {limit:g} s and was stopped (query limit); add filters or join "
+            "conditions so it reads fewer rows")
+
+
+def step_limit_message(steps: int) -> str:
+    return (f"the query did more than {steps:,} steps of SQLite work and was stopped (query limit); add filters "
+            "or join conditions so it reads fewer rows")
 
 
 @dataclass
@@ -238,20 +263,35 @@ def _sqlite_authorizer(action: int, arg1: str | None, arg2: str | None, database
 
 
 class SqliteEngine(Engine):
-    """SQLite opened `mode=ro` through a URI, with the read-only authorizer and a progress-handler timeout."""
+    """SQLite opened `mode=ro` through a URI, with the read-only authorizer and a progress handler that stops a
+    query past `max_steps` virtual-machine instructions (or, as a backstop, `timeout_s` seconds).
+
+    `last_steps` is what the last `execute` cost, in instructions (to `STEPS_PER_CHECK`): the same query on the
+    same database always costs the same, whatever the machine's load. With `memory_map`, reads go through a
+    memory map (no page copies: a large table's scan costs about half the time); only for files nothing but
+    SQLite writes (the generated databases), since a file truncated under a map stops the process."""
 
     dialect = "sqlite"
     driver_errors = (sqlite3.Error,)
 
-    def __init__(self, path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(self, path: str | Path, timeout_s: float = DEFAULT_TIMEOUT_S, *,
+                 max_steps: int = DEFAULT_MAX_STEPS, memory_map: bool = False) -> None:
         self.path = Path(path)
         if not self.path.exists():
             raise FileNotFoundError(f"no SQLite database at {self.path}")
         self.timeout_s = timeout_s
+        self.max_steps = int(max_steps)
+        self.last_steps = 0
         uri = f"file:{self.path.as_posix()}?mode=ro"
         self._connection = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         self._connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         self._connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_QUERY_CHARS * 4)
+        self._connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_VALUE_BYTES)
+        if memory_map:
+            try:
+                self._connection.execute(f"PRAGMA mmap_size = {min(self.path.stat().st_size * 2, 1 << 32)}").close()
+            except sqlite3.Error:
+                pass  # a build without memory maps reads through the page cache
         # The authorizer sees every table a statement reads while SQLite compiles it; what it saw is kept per
         # query text, since a statement served from sqlite3's statement cache is not compiled (nor authorized)
         # again. `inspect` answers from them without a parser of our own.
@@ -260,18 +300,36 @@ class SqliteEngine(Engine):
         self._last_checked = ("", "")  # (a query `execute` was given, its text as check_query returned it)
         self._connection.set_authorizer(_recording_authorizer(self._compiled))
         self._deadline = float("inf")
-        self._connection.set_progress_handler(self._check_deadline, 20000)  # ~1 ms of VM work per check
+        self._checks = 0  # progress calls in the current statement
+        self._check_limit = self.max_steps // STEPS_PER_CHECK
+        self._stopped_by = ""  # "steps" or "time" once the handler stopped the statement
+        self._connection.set_progress_handler(self._progress, STEPS_PER_CHECK)
         self._describe_cache: dict[str, TableInfo] = {}
 
-    def _check_deadline(self) -> int:
-        return 1 if time.monotonic() > self._deadline else 0
+    def _progress(self) -> int:
+        checks = self._checks = self._checks + 1
+        if checks > self._check_limit:
+            self._stopped_by = "steps"
+            return 1
+        if checks % _CLOCK_EVERY == 0 and time.monotonic() > self._deadline:
+            self._stopped_by = "time"
+            return 1
+        return 0
+
+    def _arm(self, timeout_s: float, max_steps: int) -> None:
+        self._checks = 0
+        self._check_limit = max_steps // STEPS_PER_CHECK
+        self._stopped_by = ""
+        self._deadline = time.monotonic() + timeout_s
 
     def execute(self, sql: str, max_rows: int | None = None, timeout_s: float | None = None, *,
-                count_rest: bool = True) -> QueryResult:
+                count_rest: bool = True, max_steps: int | None = None) -> QueryResult:
+        """As `Engine.execute`; `max_steps` (default: the engine's) bounds the query's work in VM instructions."""
         text = check_query(sql)
         self._last_checked = (sql, text)
         limit = self.timeout_s if timeout_s is None else timeout_s
-        self._deadline = time.monotonic() + limit
+        steps = self.max_steps if max_steps is None else int(max_steps)
+        self._arm(limit, steps)
         try:
             try:
                 return self._run(text, max_rows, count_rest)
@@ -283,16 +341,18 @@ class SqliteEngine(Engine):
                 self._connection.text_factory = _decode_with_replacement
                 return self._run(text, max_rows, count_rest)
         except sqlite3.OperationalError as error:
-            if str(error) == "interrupted":
-                raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
-                               "conditions so it reads fewer rows") from None
+            if str(error) == "interrupted" and self._stopped_by:
+                raise QueryLimitError(step_limit_message(steps) if self._stopped_by == "steps"
+                                      else time_limit_message(limit)) from None
             raise SqlError(_sqlite_message(error)) from None
         except (sqlite3.DatabaseError, sqlite3.ProgrammingError, sqlite3.Warning) as error:
             raise SqlError(_sqlite_message(error)) from None
         except OverflowError as error:
             raise SqlError(f"SQLite error: {error}") from None
         finally:
+            self.last_steps = self._checks * STEPS_PER_CHECK
             self._deadline = float("inf")
+            self._check_limit = self.max_steps // STEPS_PER_CHECK
 
     def _run(self, text: str, max_rows: int | None, count_rest: bool) -> QueryResult:
         compiled = self._compiled
@@ -341,7 +401,7 @@ class SqliteEngine(Engine):
             return judged
         compiled = self._compiled
         compiled.clear()
-        self._deadline = time.monotonic() + self.timeout_s
+        self._arm(self.timeout_s, self.max_steps)
         try:
             self._connection.execute("EXPLAIN " + text).close()
         except sqlite3.Error as error:
@@ -512,8 +572,7 @@ class DuckdbEngine(Engine):
                 self._bound.clear()
             self._bound[text] = None
         except duckdb.InterruptException:
-            raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
-                           "conditions so it reads fewer rows") from None
+            raise QueryLimitError(time_limit_message(limit)) from None
         except duckdb.Error as error:
             message = str(error).split("\n\nLINE")[0].strip()
             if "read-only" in message.lower() or "external access" in message.lower():
@@ -636,8 +695,7 @@ class PostgresEngine(Engine):
                 first = cursor.fetchall() if max_rows is None else cursor.fetchmany(max_rows)
                 rows, total = _collect(first, lambda size=4096: cursor.fetchmany(size), max_rows, count_rest)
         except psycopg.errors.QueryCanceled:
-            raise SqlError(f"the query ran longer than {limit:g} s and was stopped; add filters or join "
-                           "conditions so it reads fewer rows") from None
+            raise QueryLimitError(time_limit_message(limit)) from None
         except psycopg.Error as error:
             diagnostic = getattr(error, "diag", None)
             message = (diagnostic.message_primary if diagnostic and diagnostic.message_primary else str(error))
