@@ -207,11 +207,15 @@ def info(env_id: str, env_args: tuple[str, ...], as_json: bool) -> None:
     console.print(f"[bold]{record.id}[/] from {record.distribution}: {len(task_set)} tasks, "
                   f"max {inner.max_turns} turns")
     for key in ("splits", "families", "difficulty"):
-        console.print(f"[bold]{key}:[/] " + ", ".join(f"{name} ({n})" for name, n in summary[key].items()))
-    console.print("[bold]tools:[/]")
+        console.print(f"[bold]{key}:[/] " + ", ".join(f"{name} ({n})" for name, n in summary[key].items()),
+                      soft_wrap=True)
+    console.print("[bold]tools[/] (each description whole, as a model receives it; then its parameters):")
     for schema in summary["tools"]:
         function = schema["function"]
-        console.print(f"  [cyan]{function['name']}[/]: {function['description'].splitlines()[0]}")
+        console.print(f"  [cyan]{function['name']}[/]")
+        # Printed as plain text: rich markup would read "(Cel, [degF])" as a tag and drop it.
+        description = str(function.get("description") or "").strip()
+        click.echo("\n".join("    " + line if line.strip() else "" for line in description.splitlines()))
         click.echo("    " + json.dumps(function["parameters"]))  # one line, never wrapped: copyable JSON
 
 

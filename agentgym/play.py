@@ -28,10 +28,14 @@ Type one tool call per line:
   NAME key=value ...        e.g. describe_table table=customers   (shell quoting: cmd='ls -la')
   NAME VALUE                for a tool with one argument, e.g. describe_table customers
   {"name": ..., "arguments": {...}}   a call as JSON (or any action a model could send)
+A key=value value is what a model's JSON call would carry: the text as typed for a text parameter; for any
+other parameter JSON when it reads as JSON (3, true, ["a", "b"] is a list), else the text. To send a list
+as a JSON-encoded string instead, type the call as JSON: {"name": "submit", "arguments": {"answer": "[1, 2]"}}.
 Commands:
   :tools   the tools and their arguments      :help   this text
   :quit    end the session (also Ctrl-D)
-Mistakes caught before the call (unknown tool, missing argument, unparseable line) cost no turn."""
+Mistakes caught before the call (unknown tool, missing argument, unparseable line such as an unclosed
+quote) cost no turn and send nothing."""
 
 # What each reward_breakdown key means, for a person reading the end of an episode.
 def explain_key(key: str) -> str:
@@ -109,7 +113,11 @@ def parse_line(line: str, tools: dict[str, ToolSpec], *, code: bool = False) -> 
             tokens = shlex.split(rest)
         except ValueError as error:
             tokens = None
-            quoting_error = str(error)
+            # An unclosed quote where key=value or a quoted value starts is a typing slip, never a value to send;
+            # an apostrophe inside free text for a one-argument tool ("Crohn's disease") is the text itself.
+            keyed = rest.partition("=")[0] in spec.properties
+            if keyed or rest[:1] in "'\"" or spec.single_argument is None:
+                raise LocalMistake(f"an unclosed quote ({error}); close it, or type the call as JSON: {spec.usage()}") from None
         keyword = tokens is not None and all(
             token.partition("=")[1] and token.partition("=")[0] in (spec.properties or {token.partition("=")[0]})
             for token in tokens)
@@ -121,8 +129,6 @@ def parse_line(line: str, tools: dict[str, ToolSpec], *, code: bool = False) -> 
             name = spec.single_argument
             arguments = {name: _value(tokens[0], spec.properties.get(name)) if tokens is not None and len(tokens) == 1
                          else rest}
-        elif tokens is None:
-            raise LocalMistake(f"{quoting_error}; quote values with spaces: {spec.usage()}")
         else:
             raise LocalMistake(f"write the arguments as key=value: {spec.usage()}")
         missing = [name for name in spec.required if name not in arguments]

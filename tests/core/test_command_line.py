@@ -111,3 +111,16 @@ def test_an_unknown_env_argument_lists_the_accepted_ones_with_the_close_one(runn
 def test_an_env_argument_the_env_takes_still_works(runner: CliRunner) -> None:
     result = runner.invoke(main, ["info", "TestZoo-v0", "--env-arg", "split=test", "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["tasks"] == 2
+
+
+def test_info_shows_each_tool_description_whole_with_its_brackets(runner: CliRunner) -> None:
+    result = runner.invoke(main, ["info", "ClinicalQA-v0"])
+    assert result.exit_code == 0, result.output
+    described = json.loads(runner.invoke(main, ["info", "ClinicalQA-v0", "--json"]).output)["tools"]
+    calculate = next(tool["function"]["description"] for tool in described if tool["function"]["name"] == "calculate")
+    # Every line a model receives is printed, bracketed text included (rich markup once ate "[10^9/L]").
+    for line in calculate.splitlines():
+        assert line.strip() in result.output, line
+    assert calculate.count("\n- ") == 21 and "platelets [10^9/L]" in result.output  # the 21 calculators
+    # ClinicalQA has no patient record: its calculators take their inputs from the question.
+    assert "from the question" in calculate and "from the record" not in calculate

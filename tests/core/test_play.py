@@ -99,3 +99,32 @@ def test_line_editing_is_turned_on_at_a_terminal(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delitem(sys.modules, "readline", raising=False)
     _enable_line_editing()
     assert "readline" in sys.modules
+
+
+def test_an_unclosed_quote_costs_no_turn_and_sends_nothing() -> None:
+    result = play("count_animals kind='lion", "count_animals 'lion", "count_animals kind=lion", "submit answer=3", "n")
+    assert result.exit_code == 0, result.output
+    output = result.output
+    assert output.count("an unclosed quote") == 2 and output.count("(no turn used)") == 2
+    # The two slips never reached the env: the real calls are turns 1 and 2, and the episode is solved.
+    assert "turn 1/3> " in output and "turn 2/3> " in output and "turn 3/3> " not in output
+    assert "episode over reward=1.000" in output
+    tools = {"execute_sql": ToolSpec("execute_sql", "", {"sql": {"type": "string"}}, ["sql"]),
+             "search": ToolSpec("search", "", {"query": {"type": "string"}}, ["query"])}
+    with pytest.raises(LocalMistake, match="an unclosed quote"):
+        parse_line("execute_sql sql='SELECT 1", tools)
+    # An apostrophe inside a one-argument tool's free text is the text itself.
+    assert parse_line("search Crohn's disease", tools)["arguments"] == {"query": "Crohn's disease"}
+
+
+def test_a_list_typed_as_key_value_is_what_a_model_would_send() -> None:
+    # A model's JSON call carries a list as a JSON array, so `answer=["a", "b"]` sends an array (for a parameter
+    # that is not text); a JSON-encoded string is sent by typing the call as JSON, as :help says.
+    tools = {"submit": ToolSpec("submit", "", {"answer": {}}, ["answer"]),
+             "note": ToolSpec("note", "", {"text": {"type": "string"}}, ["text"])}
+    assert parse_line('submit answer=\'["a b", "c"]\'', tools)["arguments"] == {"answer": ["a b", "c"]}
+    assert parse_line("note text=[1,2]", tools)["arguments"] == {"text": "[1,2]"}
+    raw = '{"name": "submit", "arguments": {"answer": "[1, 2]"}}'
+    assert parse_line(raw, tools) == raw
+    result = play(":help", ":quit")
+    assert 'JSON when it reads as JSON (3, true, ["a", "b"] is a list)' in result.output
