@@ -16,9 +16,18 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
-from agentgym_fhir.tools import calculate, lookup_code
+from agentgym_fhir import calculators
+from agentgym_fhir.tools import calculate as record_calculate
+from agentgym_fhir.tools import lookup_code
 
 from agentgym import Tool, ToolError, tool
+
+# FHIR-v0's `calculate` tells the agent to gather the inputs from the patient record; a ClinicalQA question has no
+# record, so here the same calculators say to take them from the question.
+calculate = Tool(record_calculate.function, name="calculate", description=(
+    "Run a clinical calculator and get its value, unit and the formula with your numbers filled in. Take the "
+    "inputs from the question (convert units first where they differ). Calculators and their inputs (? marks "
+    "optional ones):\n" + calculators.describe_calculators()))
 
 TASK_KB = "task"
 MAX_RESULTS = 20
