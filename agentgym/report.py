@@ -42,6 +42,11 @@ def _histogram_rows(groups: dict[str, dict[str, Any]], label: str) -> list[str]:
     return lines
 
 
+def counted(number: Any, noun: str) -> str:
+    """`number` and `noun`, plural unless the number is 1: "1 sample", "3 samples"."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _splits(run: dict[str, Any]) -> str:
     """The split each env ran, e.g. "test" or "test (SQL-v0), all (Toy-v0)"; "auto" says it was the default."""
     used = run.get("splits") or {}
@@ -204,12 +209,12 @@ def write_report(out: Path, summary: dict[str, Any], records: Sequence[dict[str,
     lines = [
         f"# Evaluation: {run['agent']} on {', '.join(run['envs'])}",
         "",
-        f"{summary['episodes']} episodes over {summary['tasks']} tasks of split {_splits(run)} "
-        f"({run['samples']} samples per task, seed {run['seed']}, backend {run['backend']}, {run['workers']} "
-        "workers)."
+        f"{counted(summary['episodes'], 'episode')} over {counted(summary['tasks'], 'task')} of split {_splits(run)} "
+        f"({counted(run['samples'], 'sample')} per task, seed {run['seed']}, backend {run['backend']}, "
+        f"{counted(run['workers'], 'worker')})."
         + (f" Perturbed: {', '.join(perturbation)} (perturbation seed {run['env_args'].get('perturb_seed', 0)})."
            if perturbation else "")
-        + ("" if summary["complete"] else f" **Incomplete: {summary['missing_episodes']} episodes missing; "
+        + ("" if summary["complete"] else f" **Incomplete: {counted(summary['missing_episodes'], 'episode')} missing; "
                                           "re-run the same command to finish.**"),
         "",
         ("Success counts an episode that submitted and scored at least "

@@ -124,3 +124,15 @@ def test_info_shows_each_tool_description_whole_with_its_brackets(runner: CliRun
     assert calculate.count("\n- ") == 21 and "platelets [10^9/L]" in result.output  # the 21 calculators
     # ClinicalQA has no patient record: its calculators take their inputs from the question.
     assert "from the question" in calculate and "from the record" not in calculate
+
+
+def test_a_rerun_eval_says_it_resumed_and_the_report_counts_in_words(runner: CliRunner, tmp_path: Path) -> None:
+    command = ["eval", "TestZoo-v0", "--agent", "oracle", "--n", "1", "--out", str(tmp_path / "run")]
+    first = runner.invoke(main, command)
+    assert first.exit_code == 0, first.output
+    assert "resuming" not in first.output
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "1 episode over 1 task of split" in report and "(1 sample per task," in report and "1 worker)" in report
+    again = runner.invoke(main, command)
+    assert again.exit_code == 0, again.output
+    assert f"resuming {tmp_path / 'run'}: 1/1 planned episodes are already done; running the remaining 0" in again.stderr
