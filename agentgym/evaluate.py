@@ -434,6 +434,9 @@ def evaluate(
         )
         planned = {spec.key for spec in specs}
         kept = [record for key, record in finished.items() if key in planned]
+        if kept:  # a re-run resumes: say so, and how much was already done
+            click.echo(f"resuming {out}: {len(kept)}/{len(specs)} planned episodes are already done; running the "
+                       f"remaining {len(todo)}", err=True)
         bar = _Progress(len(specs), len(kept), sum(record_success(record, success_threshold) for record in kept),
                         progress)
         unavailable: list[str] = []
