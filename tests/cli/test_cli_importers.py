@@ -155,3 +155,28 @@ def test_terminal_bench_odd_encodings_and_broken_folders_do_not_end_the_import(t
     assert "café" in tasks[1].prompt
     env = make_cli_env(tasks=tasks)
     assert set(_oracle_rewards(env, tasks).values()) == {1.0}
+
+
+def test_intercode_golds_that_race_or_differ_between_runs_are_left_out_with_reasons(tmp_path: Path,
+                                                                                    backend: str) -> None:
+    # InterCode's nl2bash_fs_1-0011 writes its file from a background job (`... | tee out &`): whether the file
+    # exists at grading is a race, and the oracle failed it 2 runs of 4. Such a gold, and one whose two runs on
+    # fresh trees print different things, leave no fixed answer to grade: both are left out, with the reason.
+    tree = tmp_path / "tree"
+    (tree / "testbed" / "dir").mkdir(parents=True)
+    (tree / "testbed" / "dir" / "a.txt").write_text("alpha\n")
+    records = [
+        {"query": "Count the files in /testbed", "gold": "find /testbed -type f | wc -l"},
+        {"query": "List the files into list.txt", "gold": "find /testbed -type f | tee /testbed/list.txt &"},
+        {"query": "Print 16 random bytes", "gold": "head -c 16 /dev/urandom | od -An -tx1"},
+        {"query": "Print a and b", "gold": "echo 'a & b' && echo done 2>&1"},
+    ]
+    source = tmp_path / "race.json"
+    source.write_text(json.dumps(records))
+    out = tmp_path / "race.jsonl"
+    result = CliRunner().invoke(main, ["tasks", "import", "intercode-bash", str(source), "--fs", str(tree),
+                                       "--out", str(out), "--backend", backend], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert [task.id for task in load_tasks(out)] == ["intercode-race-0000", "intercode-race-0003"]
+    assert "skipped intercode-race-0001: the gold runs a command in the background (&)" in result.output
+    assert "skipped intercode-race-0002: the gold solution's result differs between two runs" in result.output

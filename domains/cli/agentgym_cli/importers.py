@@ -1,8 +1,10 @@
 """Importers: InterCode-Bash and Terminal-Bench task files become CLI-v0 task sets.
 
-Both run each task's gold solution on a fresh copy of its file tree in a sandbox, exactly as for generated tasks
-(`tasks.base.realize`), so the oracle scores 1.0 on every imported task; a task whose gold solution cannot be
-reproduced is reported and left out. The file tree travels inside each task (gzipped tar in `metadata`), so the
+Both run each task's gold solution twice, each time on a fresh copy of its file tree in a sandbox, exactly as for
+generated tasks (`tasks.base.realize`), so the oracle scores 1.0 on every imported task; a task whose gold
+solution fails, or whose two runs disagree (answer, final state or tests), is reported and left out. An
+InterCode gold that runs a command in the background (`... | tee out &`) is left out before it runs: whether
+its output exists when the task is graded is a race. The file tree travels inside each task (gzipped tar in `metadata`), so the
 JSONL file is all a user needs.
 
 Paths: both benchmarks assume an absolute directory (`/testbed`, `/app`) that a read-only sandbox root cannot
@@ -26,6 +28,11 @@ from typing import Any
 import click
 
 from agentgym import Task
+from agentgym_cli.tasks.base import GenerationError
+
+
+class UnstableGold(GenerationError):
+    """A gold solution whose runs on fresh copies of the tree gave different results."""
 
 logger = logging.getLogger(__name__)
 SKIP_EXAMPLES = 5  # ids shown per reason in the summary of what was skipped
@@ -97,30 +104,59 @@ def rewrite_root(text: str, root: str, replacement: str) -> str:
     return pattern.sub(lambda match: replacement + (match.group(1) or ""), text)
 
 
+GOLD_RUNS = 2  # every gold solution runs this often; a task whose runs disagree is left out
+UNSTABLE_REASON = "the gold solution's result differs between two runs (no fixed answer to grade)"
+BACKGROUND_REASON = "the gold runs a command in the background (&): whether its result exists at grading is a race"
+
+
 def _realize_all(items: list[tuple[str, Any]], fixture: Any, backend: str, split: str, strict: bool,
                  skipped: list[tuple[str, str, str]]) -> list[Task]:
     from agentgym.sandbox import SandboxError
     from agentgym_cli.env import encode_fixture
-    from agentgym_cli.tasks.base import GenerationError, realize
+    from agentgym_cli.tasks.base import realize
     from agentgym_cli.workspace import Workspace
 
     metadata = encode_fixture(fixture.tar)
     tasks = []
-    with click.progressbar(items, label="running gold solutions") as progress:
+    with click.progressbar(items, label="running gold solutions (twice each)") as progress:
         for task_id, spec in progress:
-            workspace = Workspace.open(fixture, backend=backend, allow_weak_isolation=True)
+            runs: list[Task] = []
             try:
-                tasks.append(realize(spec, fixture, workspace, task_id=task_id, split=split,
-                                     metadata={**metadata, "source": spec.template}))
+                for _ in range(GOLD_RUNS):  # each on a fresh copy of the tree
+                    workspace = Workspace.open(fixture, backend=backend, allow_weak_isolation=True)
+                    try:
+                        runs.append(realize(spec, fixture, workspace, task_id=task_id, split=split,
+                                            metadata={**metadata, "source": spec.template}))
+                    finally:
+                        workspace.close()
+                differs = next((run for run in runs[1:] if _outcome(run) != _outcome(runs[0])), None)
+                if differs is not None:
+                    raise UnstableGold(f"first run: {_outcome(runs[0])!r:.150}; another: {_outcome(differs)!r:.150}")
+                tasks.append(runs[0])
             except (GenerationError, SandboxError) as error:
                 if strict:
                     raise click.ClickException(f"{task_id}: {error}") from None
                 reason = ("the gold solution fails in the sandbox" if isinstance(error, SandboxError)
+                          else UNSTABLE_REASON if isinstance(error, UnstableGold)
                           else "the gold solution does not reproduce")
                 skipped.append((task_id, reason, str(error)))
-            finally:
-                workspace.close()
     return tasks
+
+
+def _outcome(task: Task) -> tuple[Any, str]:
+    """What grading a task compares with: its answer and the verifier's expectations (state, tests)."""
+    return task.answer, json.dumps(task.verifier.params, sort_keys=True, default=str)
+
+
+# A `&` that sends a command to the background: not `&&`, `|&`, `>&`, `&>` (`2>&1`, `&>file`).
+_BACKGROUND = re.compile(r"(?<![&|>])&(?![&>])")
+_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def runs_in_background(command: str) -> bool:
+    """Whether a shell command sends part of itself to the background (`... | tee out &`): what it writes or
+    prints may or may not be there when the task is graded, so its result is a race."""
+    return _BACKGROUND.search(_QUOTED.sub("''", command.replace("\\&", ""))) is not None
 
 
 def import_intercode(source: Path, tree: Path, *, root: str = "/testbed", backend: str = "auto",
@@ -156,6 +192,9 @@ def import_intercode(source: Path, tree: Path, *, root: str = "/testbed", backen
             skipped.append((task_id, "not an object with non-empty text 'query' and 'gold'", ""))
             continue
         gold = rewrite_root(str(record["gold"]), root, relative)
+        if runs_in_background(gold):
+            skipped.append((task_id, BACKGROUND_REASON, gold))
+            continue
         query = rewrite_root(str(record["query"]), root, relative)
         prompt = (f"{query}\n\n(The `{relative}/` folder is in your working directory; where the task says "
                   f"`{root}`, use `{relative}`. The output of your last command is your answer, or submit it.)")
