@@ -181,9 +181,11 @@ def test_forbidden_write_fails_the_task(env, small_tasks: list[Task]) -> None:  
 
 def test_whole_store_search_is_paged_and_capped(env, small_tasks: list[Task]) -> None:  # type: ignore[no-untyped-def]
     env.reset(options={"index": 0})
-    page = json.loads(_tool(env, "fhir_search", resource_type="Observation", params={"_count": 100000}).value)
-    assert page["shown"] == 100 and page["total"] > 100
-    assert "next" in page and any("lowered" in note for note in page["notes"])
+    outcome = _tool(env, "fhir_search", resource_type="Observation", params={"_count": 100000})
+    page = json.loads(outcome.text)  # what the agent sees: whole entries, valid JSON, within the output limit
+    assert len(outcome.text) <= env.unwrapped.output_limit and page["total"] > 100
+    assert page["shown"] == len(page["entry"]) and page["shown"] + page["left_out"] == 100
+    assert f"_offset={page['shown']}" in page["next"] and any("lowered" in note for note in page["notes"])
     assert any("spans every patient" in note for note in page["notes"])
     outcome = _tool(env, "fhir_search", resource_type="Observation", params={"bogus": "1"})
     assert not outcome.ok and "unknown search parameter" in outcome.text

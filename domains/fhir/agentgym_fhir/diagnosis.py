@@ -18,12 +18,11 @@ from typing import Any
 from agentgym import Score, Task
 from agentgym.diagnosis import TurnRecord, ending_call, episode_calls, in_order
 
-from .units import UnitError, canonical_unit, convert
-from .verify import _codes, _dose, is_none_answer, normalize_code, written_resources
+from .verify import _codes, _dose, is_none_answer, normalize_code, quantity_unit_is, written_resources
 
 WRONG_PATIENT = "wrong_patient"            # a call read, searched or wrote another patient than the task's
 WRONG_CODE_SYSTEM = "wrong_code_system"    # a code from another code system than the one the task asks for
-UNIT_MISMATCH = "unit_mismatch"            # a quantity in a unit that does not convert to the one asked for
+UNIT_MISMATCH = "unit_mismatch"            # a written quantity not in the unit asked for; an answer in a unit that does not convert to it
 MISSING_WRITE = "missing_write"            # the task asks for a resource to be written; none was
 UNREQUESTED_WRITE = "unrequested_write"    # the episode wrote more resources than the task asked for
 ANSWER_MISSING_ITEMS = "answer_missing_items"  # a list answer: every item right, some missing
@@ -96,14 +95,6 @@ def _quantity_of(resource: dict[str, Any]) -> dict[str, Any]:
     return quantity if isinstance(quantity, dict) else {}
 
 
-def _unit_converts(unit: str, wanted: str) -> bool:
-    try:
-        if canonical_unit(unit) == canonical_unit(wanted):
-            return True
-        convert(1.0, unit, wanted, None)
-    except UnitError:
-        return False
-    return True
 
 
 def _write_labels(task: Task, state: Any) -> list[str]:
@@ -126,8 +117,7 @@ def _write_labels(task: Task, state: Any) -> list[str]:
         wanted = quantity.get("unit")
         for resource in same_type:
             quantity = _quantity_of(resource)
-            unit = quantity.get("code") or quantity.get("unit")
-            if wanted and unit and not _unit_converts(str(unit), str(wanted)):
+            if wanted and quantity and not quantity_unit_is(quantity, str(wanted)):
                 labels.append(UNIT_MISMATCH)
     return labels
 

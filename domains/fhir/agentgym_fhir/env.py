@@ -121,7 +121,7 @@ class FhirEnv(ToolEnv):
         else:
             backend = self.store.episode(now=task.metadata.get("now"), id_prefix=f"{task.id}:")
         return FhirState(backend=backend, patient_id=task.metadata.get("patient_id"),
-                         now=parse_now(task.metadata.get("now")))
+                         now=parse_now(task.metadata.get("now")), extra={"output_limit": self.output_limit})
 
     def end_episode(self, state: Any) -> None:
         if isinstance(state, FhirState):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from typing import Any, Literal, Protocol
 
-from agentgym.tools import Tool, ToolError, submit, tool
+from agentgym.tools import DEFAULT_OUTPUT_LIMIT, Tool, ToolError, render_value, submit, tool
 from agentgym_fhir import calculators, codes, units
 from agentgym_fhir.errors import FhirError
 from agentgym_fhir.store import Episode
@@ -98,6 +98,37 @@ def _compact_text(stored: str) -> str:
     return text
 
 
+# ------------------------------------------------------------------------------------------- output size
+# A tool's output must fit in what the env shows of it (`ToolEnv.output_limit`, handed to the tools as
+# state.extra["output_limit"]). Lists are cut here, by whole entries, into valid JSON that says how many were
+# shown and left out and how to page to the rest; the env's own cut (mid-text) is then never reached.
+def output_budget(state: Any) -> int:
+    """Characters one tool output may take in this episode."""
+    extra = getattr(state, "extra", None)
+    limit = extra.get("output_limit") if isinstance(extra, dict) else None
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else DEFAULT_OUTPUT_LIMIT
+
+
+def fit_rows(payload: dict[str, Any], key: str, rows: list[Any], budget: int, how_to_page: Any) -> dict[str, Any]:
+    """`payload` with `shown` and `payload[key]` = the most leading whole `rows` whose rendering fits in
+    `budget` characters; when some are left out, also `left_out` (how many) and `next` (`how_to_page(shown)`,
+    how to see the rest). `rows` are this output's rows only: a count of everything that matched stays in
+    `payload` under its own name."""
+
+    def build(count: int) -> dict[str, Any]:
+        out = {**payload, "shown": count}
+        if count < len(rows):
+            out["left_out"] = len(rows) - count
+            out["next"] = how_to_page(count)
+        out[key] = rows[:count]
+        return out
+
+    whole = build(len(rows))
+    if len(render_value(whole)) <= budget:
+        return whole
+    return build(_most_that_fit(len(rows) - 1, lambda count: len(render_value(build(count))) <= budget))
+
+
 def _call(function: Any, *args: Any) -> Any:
     try:
         return function(*args)
@@ -123,7 +154,7 @@ def _params(params: dict[str, Any] | None) -> dict[str, str | list[str]]:
 
 
 # ------------------------------------------------------------------------------------------- FHIR
-@tool(output_limit=12000)
+@tool(output_limit=0)
 def fhir_search(state: FhirState, resource_type: str, params: dict[str, Any] | None = None) -> str:
     """Search FHIR R4 resources, like GET [base]/{resource_type}?{params}. Returns one page as JSON.
 
@@ -132,6 +163,8 @@ def fhir_search(state: FhirState, resource_type: str, params: dict[str, Any] | N
     clinical-status, category, _sort ("-date" newest first), _count (page size, default 20, at most 100),
     _offset (skip that many to get the next page), _summary=count (only the count). Patient searches:
     name, family, given, birthdate, gender, identifier (the MRN). Unknown parameters are rejected.
+    A page too long to show whole shows its first entries whole, says how many it left out ("left_out")
+    and which _offset shows the rest ("next").
 
     Args:
         resource_type: A FHIR resource type such as Patient, Observation, Condition, MedicationRequest,
@@ -167,32 +200,90 @@ def fhir_search(state: FhirState, resource_type: str, params: dict[str, Any] | N
         return json.dumps(page)
     offset = int(str(query.get("_offset", "0")) or 0) if str(query.get("_offset", "0")).isdigit() else 0
     texts = result.entry_texts
-    shown = len(texts) if texts is not None else len(result.entries)
-    page["shown"] = shown
-    page["offset"] = offset
-    if result.next_params is not None:
-        page["next"] = f"more results: call again with _offset={offset + shown}"
-    notes.extend(result.warnings)
-    if notes:
-        page["notes"] = notes
     if texts is not None:  # the same bytes as encoding the decoded page, from cached pieces
-        return _dumps(page)[:-1] + ',"entry":[' + ",".join([_compact_text(text) for text in texts]) + "]}"
-    page["entry"] = [compact(resource) for resource in result.entries]
-    if result.included:
-        page["included"] = [compact(resource) for resource in result.included]
-    return _dumps(page)
+        entries = [_compact_text(text) for text in texts]
+    else:
+        entries = [_dumps(compact(resource)) for resource in result.entries]
+    included = [_dumps(compact(resource)) for resource in getattr(result, "included", None) or []]
+    notes.extend(result.warnings)
+    return _fit_page(page, entries, included, offset=offset, more=result.next_params is not None,
+                     notes=notes, budget=output_budget(state))
 
 
-@tool(output_limit=12000)
+def _fit_page(page: dict[str, Any], entries: list[str], included: list[str], *, offset: int, more: bool,
+              notes: list[str], budget: int) -> str:
+    """The page as JSON text, with as many whole entries (then included resources) as fit in `budget`
+    characters. `shown` is the number of entries in it; entries left out are counted in `left_out`, and `next`
+    names the _offset that shows them (or the next page)."""
+
+    def text(kept: int, kept_included: int) -> str:
+        head: dict[str, Any] = {**page, "shown": kept, "offset": offset}
+        if kept < len(entries):
+            head["left_out"] = len(entries) - kept
+        if kept < len(entries) or more:
+            head["next"] = f"more results: call again with _offset={offset + kept}"
+        if kept_included < len(included):
+            head["included_left_out"] = len(included) - kept_included
+        listed = notes + ([f"this page was cut to {kept} whole entries to fit {budget} characters; page on with "
+                           f"_offset={offset + kept}, or ask for fewer with _count or _elements"]
+                          if kept < len(entries) else [])
+        if listed:
+            head["notes"] = listed
+        body = _dumps(head)[:-1] + ',"entry":[' + ",".join(entries[:kept]) + "]"
+        if included:
+            body += ',"included":[' + ",".join(included[:kept_included]) + "]"
+        return body + "}"
+
+    whole = text(len(entries), len(included))
+    if len(whole) <= budget:
+        return whole
+    kept = _most_that_fit(len(entries), lambda count: len(text(count, 0)) <= budget)
+    kept_included = _most_that_fit(len(included), lambda count: len(text(kept, count)) <= budget) \
+        if kept == len(entries) else 0
+    return text(kept, kept_included)
+
+
+def _most_that_fit(count: int, fits: Any) -> int:
+    """The largest n in 0..count with fits(n) (fits is monotone; 0 is taken to fit)."""
+    low, high = 0, count
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+@tool(output_limit=0)
 def fhir_read(state: FhirState, resource_type: str, resource_id: str) -> dict[str, Any]:
     """Read one FHIR resource by type and id, like GET [base]/{resource_type}/{resource_id}.
+
+    A resource too long to show whole leaves out its longest fields and names them ("left_out_fields"); read
+    one of them with fhir_search(resource_type, {"_id": id, "_elements": field}).
 
     Args:
         resource_type: The resource type, e.g. Patient or Observation.
         resource_id: The resource's id (without the type prefix).
     """
     resource_id = resource_id.split("/")[-1]
-    return compact(_call(state.backend.read, resource_type, resource_id))
+    resource = compact(_call(state.backend.read, resource_type, resource_id))
+    budget = output_budget(state)
+    if len(render_value(resource)) <= budget:
+        return resource
+    kept = dict(resource)
+    left_out: list[str] = []
+    note = (f"this {resource_type} is longer than {budget} characters; the fields in left_out_fields were left "
+            f"out: read one with fhir_search(\"{resource_type}\", {{\"_id\": \"{resource_id}\", \"_elements\": "
+            "\"<field>\"})")
+    while len(render_value({**kept, "left_out_fields": left_out, "note": note})) > budget:
+        fields = [name for name in kept if name not in ("resourceType", "id")]
+        if not fields:
+            break
+        longest = max(fields, key=lambda name: len(render_value(kept[name])))
+        left_out.append(longest)
+        del kept[longest]
+    return {**kept, "left_out_fields": left_out, "note": note}
 
 
 # ------------------------------------------------------------------------------------------- record helpers
@@ -291,16 +382,20 @@ def latest_observation(state: FhirState, patient_id: str, code: str) -> dict[str
     return result
 
 
-@tool(output_limit=12000)
+@tool(output_limit=0)
 def observation_history(state: FhirState, patient_id: str, code: str, start: str | None = None,
-                        end: str | None = None) -> dict[str, Any]:
+                        end: str | None = None, offset: int = 0) -> dict[str, Any]:
     """Every observation of one code for a patient, oldest first, optionally within a date range.
+
+    "total" counts every match; "shown" the rows in this output. When they are too many to show at once,
+    "left_out" counts the rest and "next" says how to see them (call again with offset, or narrow the dates).
 
     Args:
         patient_id: The patient's FHIR id.
         code: The LOINC code, e.g. "8480-6" (systolic blood pressure) or "4548-4" (hemoglobin A1c).
         start: Earliest date to include (YYYY-MM-DD), inclusive.
         end: Latest date to include (YYYY-MM-DD), inclusive.
+        offset: Skip this many rows (to see the rows a previous call left out).
     """
     extra: dict[str, Any] = {"_sort": "date"}
     dates = []
@@ -313,9 +408,17 @@ def observation_history(state: FhirState, patient_id: str, code: str, start: str
     rows = []
     for resource in _observations(state, patient_id, code, extra):
         rows.extend(observation_rows(resource, code))
-    return {"patient_id": patient_id, "code": code, "count": len(rows),
-            "observations": [{k: row[k] for k in ("date", "value", "unit")} for row in rows[:300]],
-            **({"note": f"showing the first 300 of {len(rows)}"} if len(rows) > 300 else {})}
+    start_at = _offset(offset)
+    listed = [{k: row[k] for k in ("date", "value", "unit")} for row in rows[start_at:]]
+    return fit_rows({"patient_id": patient_id, "code": code, "total": len(rows), "offset": start_at}, "observations",
+                    listed, output_budget(state),
+                    lambda shown: f"call again with offset={start_at + shown} for the rows left out")
+
+
+def _offset(offset: Any) -> int:
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ToolError(f"offset must be a whole number of rows to skip (0 or more), got {offset!r}")
+    return offset
 
 
 def medication_rows(resource: dict[str, Any]) -> dict[str, Any]:
@@ -341,19 +444,26 @@ def medication_rows(resource: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-@tool(output_limit=12000)
-def medication_list(state: FhirState, patient_id: str, status: str = "active") -> dict[str, Any]:
+@tool(output_limit=0)
+def medication_list(state: FhirState, patient_id: str, status: str = "active", offset: int = 0) -> dict[str, Any]:
     """A patient's medication orders (MedicationRequest) as a flat list: name, RxNorm code, dose, route, timing.
+
+    "total" counts every order that matches; "shown" those in this output ("left_out" and "next" when some
+    did not fit: call again with offset).
 
     Args:
         patient_id: The patient's FHIR id.
         status: "active" (the default: what the patient takes now), "stopped", "completed", or "all".
+        offset: Skip this many orders (to see the ones a previous call left out).
     """
     params: dict[str, Any] = {"patient": _patient_ref(patient_id), "_sort": "-authoredon"}
     if status != "all":
         params["status"] = status
     rows = [medication_rows(r) for r in _search_all(state, "MedicationRequest", params)]
-    return {"patient_id": patient_id, "status": status, "count": len(rows), "medications": rows}
+    start_at = _offset(offset)
+    return fit_rows({"patient_id": patient_id, "status": status, "total": len(rows), "offset": start_at},
+                    "medications", rows[start_at:], output_budget(state),
+                    lambda shown: f"call again with offset={start_at + shown} for the orders left out")
 
 
 def condition_row(resource: dict[str, Any]) -> dict[str, Any]:
@@ -373,19 +483,26 @@ def condition_row(resource: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-@tool(output_limit=12000)
-def problem_list(state: FhirState, patient_id: str, include_inactive: bool = False) -> dict[str, Any]:
+@tool(output_limit=0)
+def problem_list(state: FhirState, patient_id: str, include_inactive: bool = False, offset: int = 0) -> dict[str, Any]:
     """A patient's conditions (diagnoses) with their codes, status and onset; active ones by default.
+
+    "total" counts every condition that matches; "shown" those in this output ("left_out" and "next" when
+    some did not fit: call again with offset).
 
     Args:
         patient_id: The patient's FHIR id.
         include_inactive: Also list resolved and inactive conditions.
+        offset: Skip this many conditions (to see the ones a previous call left out).
     """
     params: dict[str, Any] = {"patient": _patient_ref(patient_id), "_sort": "-onset-date"}
     if not include_inactive:
         params["clinical-status"] = "active,recurrence,relapse"
     rows = [condition_row(r) for r in _search_all(state, "Condition", params)]
-    return {"patient_id": patient_id, "count": len(rows), "conditions": rows}
+    start_at = _offset(offset)
+    return fit_rows({"patient_id": patient_id, "total": len(rows), "offset": start_at}, "conditions", rows[start_at:],
+                    output_budget(state),
+                    lambda shown: f"call again with offset={start_at + shown} for the conditions left out")
 
 
 # ------------------------------------------------------------------------------------------- dates
@@ -475,8 +592,8 @@ def convert_units(value: float, from_unit: str, to_unit: str, analyte: str | Non
     return {"value": round(result, 4), "unit": to_unit}
 
 
-@tool
-def lookup_code(code: str | None = None, text: str | None = None, system: str | None = None) -> Any:
+@tool(output_limit=0)
+def lookup_code(state: FhirState, code: str | None = None, text: str | None = None, system: str | None = None) -> Any:
     """Look up a medical code's meaning, or find codes by words. Systems: icd10cm (all of ICD-10-CM), loinc,
     rxnorm, snomed, cvx (the codes this record system uses).
 
@@ -499,8 +616,13 @@ def lookup_code(code: str | None = None, text: str | None = None, system: str | 
                 return hits
             return codes.lookup(system, code).as_dict()
         if text:
-            found = codes.search(text, system)
-            return [entry.as_dict() for entry in found] or f"no codes match {text!r}; try fewer or other words"
+            found = [entry.as_dict() for entry in codes.search(text, system)]
+            if not found:
+                return f"no codes match {text!r}; try fewer or other words"
+            if len(render_value(found)) <= output_budget(state):
+                return found
+            return fit_rows({"text": text, "system": system}, "matches", found, output_budget(state),
+                            lambda shown: "narrow the search: more or other words, or give system=")
     except codes.CodeLookupError as error:
         raise ToolError(str(error)) from None
     raise ToolError("give code (with system) to explain a code, or text to search for codes")

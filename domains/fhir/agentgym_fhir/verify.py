@@ -1,12 +1,16 @@
 """Verifiers of FHIR-v0: typed answers, write inspection, and an optional LLM judge.
 
-- ``fhir_answer`` scores a submitted answer against the task's gold by its ``kind``: ``number`` (tolerance,
-  optional unit that is converted when it differs), ``date``, ``code``, ``set`` (each gold item may list
+- ``fhir_answer`` scores a submitted answer against the task's gold by its ``kind``: ``number`` (tolerance;
+  with ``unit``, a stated unit must be that unit in any spelling `agentgym_fhir.units` knows, or one the value
+  converts from; with ``require_unit`` the unit must be stated), ``date``, ``code``, ``set`` (each gold item may list
   alternatives; partial credit is reported as precision and recall), ``yes_no``, ``none`` ("none found"),
   ``text`` (normalized equality).
 - ``fhir_write`` inspects the resources the episode wrote (its copy-on-write view of the store): each expected
   resource must be matched by one written resource with the right type, code, subject, dose, route, timing
-  or value; writes that were not asked for fail the task. A task may also require an answer (``answer``
+  or value; writes that were not asked for fail the task. Exactly what was asked: each coded concept holds
+  one coding, the asked code of the asked system (every code of a system, two codes, or a second coding of
+  another system fails); a quantity is in the asked unit (its UCUM code or a display of that same unit, not
+  another unit it converts to); an order holds one dosage instruction with one dose. A task may also require an answer (``answer``
   params, scored as by ``fhir_answer``), as conditional-order tasks do when no order is right.
 - ``llm_judge`` asks an OpenAI-compatible endpoint whether a free-text answer matches the gold. It is off by
   default and used only when a task names it or the env is made with ``judge=...``.
@@ -23,6 +27,7 @@ from typing import Any
 from agentgym import answers
 from agentgym.answers import normalize_text, parse_number
 from agentgym.rewards import Score, verifier
+from agentgym_fhir import units
 
 NONE_ANSWERS = {"none", "none found", "no", "nothing", "n/a", "na", "no results", "not found", "no order",
                 "no orders", "[]", "null", "no data", "no record", "none recorded"}
@@ -38,8 +43,11 @@ _ANY_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:[.,]\d+)*|\.\d+)")
 
 
 def _looks_like_unit(text: str) -> bool:
-    """A unit such as "mmol/L", "10*3/uL", "mL/min/1.73 m2" or "%": one or two tokens, each with a letter or
-    a unit sign, none a bare number (so "or 4", "- 5" and "(or 3, 2, 1)" are not units)."""
+    """A unit such as "mmol/L", "10*3/uL", "mL/min/1.73 m2" or "%": a spelling `agentgym_fhir.units` knows
+    ("mL/min per 1.73 m2", "beats per minute"), or one or two tokens, each with a letter or a unit sign, none a
+    bare number (so "or 4", "- 5" and "(or 3, 2, 1)" are not units)."""
+    if units.known_unit(text):
+        return True
     tokens = text.split()
     return 0 < len(tokens) <= 2 and all(re.search(r"[A-Za-z%\u00b0\u00b5\u03bc\[\]{}]", token)
                                         and not re.fullmatch(r"[(\[]?[-+]?[\d.,]+[)\]]?", token) for token in tokens)
@@ -157,15 +165,11 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         if number is None:
             return Score(0.0, message="no single number in the submission")
         if unit and stated:
-            from agentgym_fhir.units import UnitError, canonical_unit, convert
-
-            try:
-                if canonical_unit(stated) != canonical_unit(unit):
-                    number = convert(number, stated, unit, analyte)
-            except UnitError:
-                if normalize_text(stated) != normalize_text(unit):
-                    return Score(0.0, {"unit": 0.0}, message=f"the unit {stated!r} is not {unit}")
-        elif unit and require_unit:
+            converted = _in_unit(number, stated, unit, analyte)
+            if converted is None:
+                return Score(0.0, {"unit": 0.0}, message=f"the unit {stated!r} is not {unit}")
+            number = converted
+        elif unit and require_unit and not units.is_dimensionless(unit):
             return Score(0.0, {"unit": 0.0}, message=f"the answer needs its unit ({unit})")
         gold_number = float(gold)
         ok = numbers_close(number, gold_number, tolerance=tolerance, relative=relative)
@@ -202,6 +206,18 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
     raise ValueError(f"unknown answer kind {kind!r}; use number, date, code, set, yes_no, none or text")
 
 
+def _in_unit(number: float, stated: str, unit: str, analyte: str | None) -> float | None:
+    """`number` (written in `stated`) in the gold's `unit`: as it is when `stated` spells the same unit, converted
+    when it is another unit of the same quantity, None when it is neither. A score or ratio ("{score}") is also
+    named by its annotation ("points", "INR")."""
+    if units.same_unit(stated, unit):
+        return number
+    try:
+        return units.convert(number, stated, unit, analyte)
+    except units.UnitError:
+        return None
+
+
 @verifier("fhir_answer")
 def fhir_answer(task: Any, submission: Any, state: Any, *, kind: str, **params: Any) -> Score:
     """A typed answer (see `score_answer`)."""
@@ -219,8 +235,18 @@ def _codes(concept: Any) -> set[tuple[str, str]]:
 
 
 def _has_code(concept: Any, expected: list[str]) -> bool:
+    """The concept says exactly the asked code: it holds one coding, and that coding is the asked code of the
+    asked system. Several codings fail whatever they are: codes of the asked system beside the right one are
+    a hedge, and a coding of another system is a second claim the task cannot check (a coding without a code
+    counts too)."""
+    if not isinstance(concept, dict):
+        return False
+    codings = concept.get("coding")
+    if not isinstance(codings, list) or len(codings) != 1 or not isinstance(codings[0], dict):
+        return False
     system, code = expected
-    return any(c == code and (not system or s == system) for s, c in _codes(concept))
+    coding = codings[0]
+    return str(coding.get("code", "")) == code and (not system or coding.get("system") == system)
 
 
 def _first(items: Any) -> dict[str, Any]:
@@ -231,6 +257,16 @@ def _dose(resource: dict[str, Any]) -> dict[str, Any]:
     dosage = _first(resource.get("dosageInstruction"))
     dose_and_rate = _first(dosage.get("doseAndRate"))
     return dose_and_rate.get("doseQuantity") or {}
+
+
+def _one_dosage(resource: dict[str, Any]) -> bool:
+    """The order holds one dosage instruction with (at most) one dose: a second one would be a hedge the
+    first-entry checks never read."""
+    dosages = resource.get("dosageInstruction")
+    if not isinstance(dosages, list) or len(dosages) != 1 or not isinstance(dosages[0], dict):
+        return False
+    doses = dosages[0].get("doseAndRate")
+    return doses is None or (isinstance(doses, list) and len(doses) <= 1)
 
 
 def _per_day(resource: dict[str, Any]) -> float | None:
@@ -244,22 +280,31 @@ def _per_day(resource: dict[str, Any]) -> float | None:
     return float(frequency) / float(period) * per_unit
 
 
+UCUM = "http://unitsofmeasure.org"
+
+
+def quantity_unit_is(quantity: dict[str, Any], unit: str) -> bool:
+    """The quantity is written in exactly `unit`: its UCUM `code` and its display `unit` (whichever are given,
+    at least one) each name that unit, and a `system`, when given, is UCUM. A value in another unit that
+    would convert to it (lb for kg, g for mg) is not what was asked."""
+    if not isinstance(quantity, dict):
+        return False
+    given = [quantity.get(key) for key in ("code", "unit") if quantity.get(key) not in (None, "")]
+    if not given or (quantity.get("system") not in (None, "", UCUM)):
+        return False
+    return all(isinstance(text, str) and units.same_unit(text, unit) for text in given)
+
+
 def _quantity_matches(quantity: dict[str, Any], expected: dict[str, Any]) -> bool:
+    if not isinstance(quantity, dict):
+        return False
     value = parse_number(quantity.get("value"))
     if value is None:
         return False
-    want = float(expected["value"])
-    unit = quantity.get("code") or quantity.get("unit") or ""
-    if expected.get("unit"):
-        from agentgym_fhir.units import UnitError, canonical_unit, convert
-
-        try:
-            if canonical_unit(str(unit)) != canonical_unit(expected["unit"]):
-                value = convert(value, str(unit), expected["unit"], expected.get("analyte"))
-        except UnitError:
-            if normalize_text(unit) != normalize_text(expected["unit"]):
-                return False
-    return numbers_close(value, want, tolerance=float(expected.get("tolerance", 1e-6)), relative=False)
+    if expected.get("unit") and not quantity_unit_is(quantity, str(expected["unit"])):
+        return False
+    return numbers_close(value, float(expected["value"]), tolerance=float(expected.get("tolerance", 1e-6)),
+                         relative=False)
 
 
 def check_resource(resource: dict[str, Any], spec: dict[str, Any], now: str | None = None) -> dict[str, bool]:
@@ -275,7 +320,7 @@ def check_resource(resource: dict[str, Any], spec: dict[str, Any], now: str | No
     if "intent" in spec:
         checks["intent"] = resource.get("intent") in spec["intent"]
     if "dose" in spec:
-        checks["dose"] = _quantity_matches(_dose(resource), spec["dose"])
+        checks["dose"] = _one_dosage(resource) and _quantity_matches(_dose(resource), spec["dose"])
     if "route" in spec:
         checks["route"] = _has_code(_first(resource.get("dosageInstruction")).get("route"), spec["route"])
     if "per_day" in spec:
@@ -284,7 +329,9 @@ def check_resource(resource: dict[str, Any], spec: dict[str, Any], now: str | No
     if "performer_type" in spec:
         checks["performer_type"] = _has_code(resource.get("performerType"), spec["performer_type"])
     if "category" in spec:
-        checks["category"] = any(_has_code(c, spec["category"]) for c in resource.get("category") or [])
+        categories = resource.get("category")
+        checks["category"] = isinstance(categories, list) and bool(categories) \
+            and all(_has_code(c, spec["category"]) for c in categories)
     if "value" in spec:
         checks["value"] = _quantity_matches(resource.get("valueQuantity") or {}, spec["value"])
     if "effective_date" in spec:

@@ -275,6 +275,20 @@ def answer_spec(kind: str, **params: Any) -> dict[str, Any]:
     return {"name": "fhir_answer", "params": {"kind": kind, **params}}
 
 
+# The answer contract of a number asked for with its unit: every family that asks for a unit says this, and
+# `fhir_answer` with `unit=` and `require_unit=True` holds to it (`agentgym_fhir.units` knows the spellings).
+UNIT_CONTRACT = ("the unit as the record gives it, by its UCUM code or its usual spelling (e.g. mmol/L, "
+                 "mL/min/1.73m2, mm[Hg] or mmHg), or another unit of the same quantity with the value converted")
+
+
+def units_agree(readings: Iterable[Reading]) -> bool:
+    """Whether every reading is in the same unit (a change or an aggregate across units would mean nothing)."""
+    from agentgym_fhir.units import same_unit
+
+    listed = list(readings)
+    return all(same_unit(reading.unit, listed[0].unit) for reading in listed[1:]) if listed else True
+
+
 def fmt(value: float) -> str:
     """A number as a person writes it (no trailing .0)."""
     return f"{value:g}" if abs(value) < 1e6 else f"{value:.0f}"
@@ -305,6 +319,7 @@ __all__ = [
     "LOINC",
     "RXNORM",
     "SNOMED",
+    "UNIT_CONTRACT",
     "Context",
     "PatientRecord",
     "Reading",
@@ -316,4 +331,5 @@ __all__ = [
     "parse_instant",
     "sample",
     "submit",
+    "units_agree",
 ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import Context, answer_spec, call, fmt, submit
-from agentgym_fhir.tasks.lab_value import lab_name
+from agentgym_fhir.tasks.common import UNIT_CONTRACT, Context, answer_spec, call, fmt, submit, units_agree
+from agentgym_fhir.tasks.lab_value import _analyte, lab_name
 from agentgym_fhir.vocab.labs import LABS
 
 FAMILY = "lab_change"
@@ -26,7 +26,7 @@ def build(ctx: Context) -> list[Task]:
                 inside = [r for r in record.series(code) if start <= r.day <= record.now.date()]
                 # no ties at either end (which result is "first"?) and a real change: "0" must never be the gold
                 if len(inside) >= 2 and inside[0].when != inside[1].when and inside[-1].when != inside[-2].when \
-                        and round(inside[-1].value - inside[0].value, 4) != 0:
+                        and round(inside[-1].value - inside[0].value, 4) != 0 and units_agree(inside):
                     options.append((code, days, inside))
                     break
         if not options:
@@ -39,12 +39,15 @@ def build(ctx: Context) -> list[Task]:
             key=f"{record.id}:{code}:{days}", record=record,
             prompt=f"By how much did the {name} (LOINC {code}) of {record.describe()} change between "
                    f"{start.isoformat()} and today? Take the last result in that period minus the first one "
-                   f"(negative if it fell) and answer with the number and unit.",
+                   f"(negative if it fell), to two decimals, and answer with the number and its unit: "
+                   f"{UNIT_CONTRACT}.",
             answer=change,
             solution=[call("date_shift", date_from="now", days=-days),
                       call("observation_history", patient_id=record.id, code=code, start=start.isoformat(),
                            end=record.now.date().isoformat()),
                       submit(f"{fmt(change)} {inside[0].unit}")],
-            verifier=answer_spec("number", tolerance=0.011), difficulty="medium",
+            verifier=answer_spec("number", tolerance=0.011, unit=inside[0].unit, require_unit=True,
+                                 analyte=_analyte(name)),
+            difficulty="medium",
             metadata={"loinc": code, "window_days": days}))
     return tasks

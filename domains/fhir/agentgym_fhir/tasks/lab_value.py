@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import Context, answer_spec, call, fmt, submit
+from agentgym_fhir.tasks.common import UNIT_CONTRACT, Context, answer_spec, call, fmt, submit
 from agentgym_fhir.vocab.labs import LABS
 
 FAMILY = "lab_value"
@@ -40,7 +40,7 @@ def build(ctx: Context) -> list[Task]:
                 question = f"What was the first {name} result (LOINC {code}) ever recorded for {record.describe()}?"
             tasks.append(ctx.task(
                 key=f"{record.id}:{code}:{which}", record=record,
-                prompt=question + " Answer with the value and its unit.",
+                prompt=question + f" Answer with the value as recorded and its unit: {UNIT_CONTRACT}.",
                 answer=reading.value, solution=[*steps, submit(answer)],
                 verifier=answer_spec("number", tolerance=0.002, relative=True, unit=reading.unit, require_unit=True,
                                      analyte=_analyte(name)),

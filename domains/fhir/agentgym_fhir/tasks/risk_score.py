@@ -71,7 +71,7 @@ def _anion_gap(record: PatientRecord) -> tuple[str, dict[str, Any], tuple[str, .
         return None
     return ("anion_gap", dict(zip(("sodium_mmol_l", "chloride_mmol_l", "bicarbonate_mmol_l"), values)),
             (SODIUM, CHLORIDE, BICARBONATE), "the anion gap Na - (Cl + HCO3) from the latest sodium, chloride and "
-            "bicarbonate (mmol/L)")
+            "bicarbonate (mmol/L, one decimal)")
 
 
 def _calcium(record: PatientRecord) -> tuple[str, dict[str, Any], tuple[str, ...], str] | None:
@@ -79,7 +79,7 @@ def _calcium(record: PatientRecord) -> tuple[str, dict[str, Any], tuple[str, ...
     if values is None:
         return None
     return ("corrected_calcium", {"calcium_mg_dl": values[0], "albumin_g_dl": values[1]}, (CALCIUM, ALBUMIN),
-            "the albumin-corrected calcium (normal albumin 4.0 g/dL) from the latest calcium and albumin (mg/dL)")
+            "the albumin-corrected calcium (normal albumin 4.0 g/dL) from the latest calcium and albumin (mg/dL, two decimals)")
 
 
 def _map(record: PatientRecord) -> tuple[str, dict[str, Any], tuple[str, ...], str] | None:
@@ -124,7 +124,8 @@ def build(ctx: Context) -> list[Task]:
             unit = f" {result.unit}" if result.unit else ""
             tasks.append(ctx.task(
                 key=f"{record.id}:{name}", record=record,
-                prompt=f"Compute {wording} for {record.describe()}. Answer with the number.",
+                prompt=f"Compute {wording} for {record.describe()}. Answer with the number, rounded as stated (a unit "
+                       "after it is optional and not graded).",
                 answer=result.value, solution=[*steps, submit(f"{fmt(result.value)}{unit}")],
                 verifier=answer_spec("number", tolerance=TOLERANCE[name]),
                 difficulty="hard" if len(codes) >= 2 or name == "cha2ds2_vasc" else "medium",

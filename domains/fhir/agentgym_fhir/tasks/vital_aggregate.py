@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import Context, answer_spec, call, fmt, submit
+from agentgym_fhir.tasks.common import UNIT_CONTRACT, Context, answer_spec, call, fmt, submit, units_agree
 from agentgym_fhir.vocab.labs import VITALS
 
 FAMILY = "vital_aggregate"
@@ -23,7 +23,7 @@ def build(ctx: Context) -> list[Task]:
             for days in (90, 180, 365, 730):
                 start = record.now.date() - timedelta(days=days)
                 inside = [r for r in record.series(code) if start <= r.day <= record.now.date()]
-                if len(inside) >= 2:
+                if len(inside) >= 2 and units_agree(inside):
                     choices.append((code, days, inside))
                     break
         if not choices:
@@ -34,16 +34,18 @@ def build(ctx: Context) -> list[Task]:
         answer = round(sum(values) / len(values), 1) if statistic == "mean" else (max(values) if statistic == "max" else min(values))
         name = VITALS[code].name.lower() if code in VITALS else inside[0].display
         start = record.now.date() - timedelta(days=days)
-        wording = {"mean": "average (mean, to one decimal)", "max": "highest", "min": "lowest"}[statistic]
+        wording = {"mean": "average (mean, to one decimal)", "max": "highest (as recorded)",
+                   "min": "lowest (as recorded)"}[statistic]
         tasks.append(ctx.task(
             key=f"{record.id}:{code}:{days}:{statistic}", record=record,
             prompt=f"What was the {wording} {name} (LOINC {code}) of {record.describe()} over the last {days} days "
-                   f"({start.isoformat()} through today)? Answer with the number and unit.",
+                   f"({start.isoformat()} through today)? Answer with the number and its unit: {UNIT_CONTRACT}.",
             answer=answer,
             solution=[call("observation_history", patient_id=record.id, code=code, start=start.isoformat(),
                            end=record.now.date().isoformat()),
                       submit(f"{fmt(answer)} {inside[0].unit}")],
-            verifier=answer_spec("number", tolerance=0.051 if statistic == "mean" else 0.001),
+            verifier=answer_spec("number", tolerance=0.051 if statistic == "mean" else 0.001, unit=inside[0].unit,
+                                 require_unit=True),
             difficulty="medium" if statistic != "mean" else "hard",
             metadata={"loinc": code, "window_days": days, "statistic": statistic, "readings": len(inside)}))
     return tasks
