@@ -16,14 +16,16 @@ import json
 import math
 import numbers
 import re
+import string
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
-    "fold_unicode", "lists_match", "normalize_code", "normalize_text", "normalize_unit", "numbers_match",
-    "parse_date", "parse_list", "parse_number", "parse_yes_no", "same_unit", "split_quantity",
+    "ANSWER_SCHEMAS", "OPTION_LETTERS", "answer_schema", "fold_unicode", "list_separators", "lists_match", "named_options", "normalize_code",
+    "normalize_text", "normalize_unit", "numbers_match", "option_key", "parse_date", "parse_list", "parse_number",
+    "parse_yes_no", "read_option", "same_unit", "split_items", "split_quantity",
 ]
 
 # Characters stripped from both ends of a text answer: spaces and sentence punctuation, quotes included.
@@ -149,50 +151,86 @@ def parse_yes_no(value: Any) -> bool | None:
     return polarities.pop() if len(polarities) == 1 else None
 
 
-_BULLET = re.compile(r"^(?:[-*\u2022]\s+|\d+[.)]\s+)")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]\s+|\d+[.)]\s+)")
+_LIST_SEPARATORS = (";", ",")
 
 
-def _clean_item(item: Any) -> str:
-    text = normalize_text(item)
-    text = _BULLET.sub("", text)
-    text = text.removeprefix("and ")  # "a, b, and c": the last item's joining word
-    return normalize_text(text)
-
-
-def _split_text(text: str) -> list[str]:
+def _decoded_array(text: str) -> list[Any] | None:
+    """The items of `text` when it is a JSON array, or a JSON string that holds one (an array encoded twice)."""
     stripped = text.strip()
-    if stripped.startswith("["):
+    for _ in range(2):
+        if not stripped.startswith(("[", '"')):
+            return None
         try:
             decoded = json.loads(stripped)
-        except json.JSONDecodeError:
-            decoded = None
+        except (json.JSONDecodeError, RecursionError):
+            return None
         if isinstance(decoded, list):
-            return [item if isinstance(item, str) else json.dumps(item) for item in decoded]
-    # The strongest separator present wins, so "Smith, John\nDoe, Jane" keeps its commas.
-    for separator in ("\n", ";", ","):
-        if separator in stripped:
-            return stripped.split(separator)
-    return [stripped]
+            return decoded
+        if not isinstance(decoded, str):
+            return None
+        stripped = decoded.strip()
+    return None
 
 
-def parse_list(value: Any) -> list[str]:
-    """The items of a list answer, each read with `normalize_text` (leading bullets "- ", "* ", "1. " and a
-    joining "and " removed), empty items dropped.
+def split_items(value: Any, *, separators: Iterable[str] = _LIST_SEPARATORS, json_arrays: bool = True,
+                bullets: bool = True) -> list[str]:
+    """The raw items of a list answer, as written (no case folding): the one rule for what makes a list.
 
-    Accepts a list, tuple or set; text holding a JSON array; or text split by newlines, else semicolons, else
-    commas (the strongest separator present wins). A scalar is a one-item list; None is the empty list.
+    - a list, tuple or set: its items (`str()` of what is not text), None items dropped;
+    - text holding a JSON array, or a JSON string that holds one (`json_arrays`): its items;
+    - text on several lines: its non-blank lines;
+    - a single line: split on the first of `separators` it holds (";" before ","), and a joining "and "
+      before the last item ("a, b, and c") dropped. Pass `separators=()` where a line is one item (a command's
+      output), or leave out a separator that a gold item itself holds (then splitting would be ambiguous).
+    Markdown bullets ("- ", "* ", "1. ") are removed when every item carries one (`bullets`; a command's output
+    keeps them). Items are stripped of
+    surrounding white space; empty items are dropped. None gives [].
     """
     if value is None:
         return []
-    items: Iterable[Any]
+    raw: list[Any]
     if isinstance(value, (list, tuple, set, frozenset)):
-        items = value
+        raw = [item for item in value if item is not None]
     elif isinstance(value, str):
-        items = _split_text(fold_unicode(value))
+        text = fold_unicode(value)
+        decoded = _decoded_array(text) if json_arrays else None
+        if decoded is not None:
+            raw = [item for item in decoded if item is not None]
+        elif "\n" in text.strip() or "\r" in text.strip():
+            raw = text.splitlines()
+        else:
+            raw = [text]
+            for separator in separators:
+                if separator in text:
+                    raw = text.split(separator)
+                    if len(raw) > 1 and raw[-1].strip().startswith("and "):
+                        raw[-1] = raw[-1].strip()[len("and "):]
+                    break
     else:
-        items = [value]
-    cleaned = (_clean_item(item) for item in items if item is not None)
+        raw = [value]
+    items = [(item if isinstance(item, str) else json.dumps(item) if isinstance(item, (list, dict)) else str(item))
+             for item in raw]
+    items = [item.strip() for item in items if item.strip()]
+    if bullets and items and all(_BULLET.match(item) for item in items):
+        items = [_BULLET.sub("", item, count=1).strip() for item in items]
+    return [item for item in items if item]
+
+
+def parse_list(value: Any, *, separators: Iterable[str] = _LIST_SEPARATORS) -> list[str]:
+    """The items of a list answer (`split_items`), each read with `normalize_text`, empty items dropped.
+
+    Accepts a list, tuple or set; text holding a JSON array (or a JSON-encoded one); or text split by
+    newlines, else semicolons, else commas. A scalar is a one-item list; None is the empty list.
+    """
+    cleaned = (normalize_text(item) for item in split_items(value, separators=separators))
     return [item for item in cleaned if item]
+
+
+def list_separators(gold: Any) -> tuple[str, ...]:
+    """The separators a single-line answer may be split on for this gold: those no gold item holds."""
+    items = split_items(gold)
+    return tuple(separator for separator in _LIST_SEPARATORS if not any(separator in item for item in items))
 
 
 def _item_key(item: str) -> str:
@@ -209,12 +247,115 @@ def lists_match(got: Any, gold: Any, *, ordered: bool = False) -> bool:
 
     Unordered, the items compare as multisets: every gold item must be there, and an extra item (another
     candidate, a repeat) fails. Ordered, the sequences must be equal. Purely numeric items compare by value.
+    A single line of `got` is split on a separator only when no gold item holds it (`list_separators`).
     """
-    got_keys = [_item_key(item) for item in parse_list(got)]
+    got_keys = [_item_key(item) for item in parse_list(got, separators=list_separators(gold))]
     gold_keys = [_item_key(item) for item in parse_list(gold)]
     if ordered:
         return got_keys == gold_keys
     return Counter(got_keys) == Counter(gold_keys)
+
+
+# --- options --------------------------------------------------------------------------------------------
+
+OPTION_LETTERS = string.ascii_uppercase
+# "b", "(b)", "b)", "answer: b", "the answer is b", "option (b)", "final answer: b"
+_LETTER_ONLY = re.compile(
+    r"^(?:(?:the\s+)?(?:final\s+|correct\s+)?(?:answer|option|choice)\s*(?:is\s*)?[:=-]?\s*)?"
+    r"[(\[]?([a-z])[)\]]?$"
+)
+# "b. simple goiter", "(b) simple goiter", "b) simple goiter", "b: simple goiter"
+_LETTER_AND_TEXT = re.compile(r"^[(\[]?([a-z])(?:[.):\]]|\s+-)\s*(.+)$")
+_MARKUP = re.compile(r"[*_`#]+")
+_OPTION_WORD = re.compile(r"[^\W_]+(?:[.,][^\W_]+)*")
+# Words too common to pick an option alone ("of" is in many options' text).
+_FILLER_WORDS = frozenset({
+    "a", "an", "and", "as", "at", "by", "for", "from", "in", "is", "of", "on", "the", "to", "with", "class",
+    "type", "stage", "grade", "option", "answer",
+})
+
+
+def option_key(text: Any) -> str:
+    """The comparable form of an option's text (and of a submission): `normalize_text`, markup removed."""
+    return normalize_text(_MARKUP.sub(" ", normalize_text(text)))
+
+
+def named_options(text: str, keys: Sequence[str]) -> set[int]:
+    """Indices of the options whose text occurs in `text` as whole words, ignoring an occurrence that lies
+    inside a longer option's occurrence ("beta blocker" inside "beta blocker with alpha blockade")."""
+    spans: list[tuple[int, int, int]] = []
+    for index, key in enumerate(keys):
+        if not key:
+            continue
+        pattern = (r"(?<!\w)" if key[0].isalnum() else "") + re.escape(key) + (r"(?!\w)" if key[-1].isalnum() else "")
+        spans.extend((match.start(), match.end(), index) for match in re.finditer(pattern, text))
+    named = set()
+    for start, end, index in spans:
+        inside_longer = any(other != index and o_start <= start and end <= o_end and (o_end - o_start) > (end - start)
+                            for o_start, o_end, other in spans)
+        if not inside_longer:
+            named.add(index)
+    return named
+
+
+def _by_part(text: str, keys: Sequence[str]) -> int | None:
+    """The one option whose words include every word of `text` ("class b" and "child-pugh b" are parts of
+    "child-pugh class b"), when `text` has a word that is not filler and no other option holds all its words."""
+    words = _OPTION_WORD.findall(text)
+    if not words or all(word in _FILLER_WORDS for word in words):
+        return None
+    holding = [index for index, key in enumerate(keys) if set(words) <= set(_OPTION_WORD.findall(key))]
+    return holding[0] if len(holding) == 1 else None
+
+
+def _by_text(text: str, keys: Sequence[str], question: str) -> int | None:
+    exact = [index for index, key in enumerate(keys) if key == text]
+    if len(exact) == 1:
+        return exact[0]
+    if exact:
+        return None  # two options read the same: no way to tell which was meant
+    named = named_options(text, keys)
+    if not named:
+        return _by_part(text, keys)
+    if len(named) != 1:
+        return None
+    # An option the question itself names cannot be chosen by a sentence that contains it: echoing the question
+    # back would choose it. Its letter or its exact text still can.
+    if question and named & named_options(question, keys):
+        return None
+    return named.pop()
+
+
+def read_option(submission: Any, options: Sequence[str], question: str = "") -> int | None:
+    """The position (in `options`, the order the agent saw, lettered A, B, ...) of the one option `submission`
+    names, else None.
+
+    Rules, in order: the exact text of an option (case, spacing, Unicode forms and markdown aside); a letter
+    alone ("B", "(b)", "Answer: B"); a letter with text ("B. Simple goiter"), which must name the same option;
+    a sentence containing exactly one option's text, unless `question` names that option too; a distinctive
+    part of one option's text, every word of it in that option and not all in any other ("Class B" or
+    "Child-Pugh B" for "Child-Pugh class B" beside "Child-Pugh class A"). A list, several letters, text naming
+    two options ("A or B", "class A or B") or none, and empty text give None.
+    """
+    if isinstance(submission, bool) or submission is None or isinstance(submission, (list, tuple, dict, set)):
+        return None
+    text = option_key(submission)
+    if not text:
+        return None
+    keys = [option_key(option) for option in options]
+    question = option_key(question)
+    exact = [index for index, key in enumerate(keys) if key == text]
+    if exact:
+        return exact[0] if len(exact) == 1 else None
+    letters = OPTION_LETTERS[: len(options)].lower()
+    letter = _LETTER_ONLY.match(text)
+    if letter:
+        return letters.index(letter.group(1)) if letter.group(1) in letters else None
+    combined = _LETTER_AND_TEXT.match(text)
+    if combined and combined.group(1) in letters:
+        chosen = letters.index(combined.group(1))
+        return chosen if _by_text(option_key(combined.group(2)), keys, question) == chosen else None
+    return _by_text(text, keys, question)
 
 
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?!\d)")
@@ -261,6 +402,37 @@ def normalize_code(value: Any) -> str:
     upper-cased. "e11.9 " and "E11.9" are one code."""
     text = re.sub(r"\s+", " ", fold_unicode(value))
     return text.strip(_EDGE_PUNCTUATION).upper()
+
+
+# --- answer contracts -----------------------------------------------------------------------------------
+
+# The JSON schema of `submit`'s `answer` for each shape of answer a task can ask for. The env puts the task's
+# one into the `submit` schema it shows (`ToolEnv.answer_schema`); the verifiers still read every unambiguous
+# spelling (a list sent as text, a number as a string), so the schema guides a model and never fails it.
+ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "list": {"type": "array", "items": {"type": "string"},
+             "description": "The answer: a JSON array of strings, one item each (any order unless the task says)."},
+    "number": {"type": "number", "description": "The answer: one number, without a unit."},
+    "quantity": {"type": "string",
+                 "description": 'The answer: one number followed by its unit, for example "93 mL/min/1.73m2".'},
+    "text": {"type": "string", "description": "The answer: one short text."},
+    "option": {"type": "string",
+               "description": "The answer: one option, by its letter, its full text or a part only it holds."},
+    "yes_no": {"type": "string", "enum": ["yes", "no"], "description": "The answer: yes or no."},
+    "none": {"type": "null", "description": "No answer: this task is graded on the changes you made."},
+}
+
+
+def answer_schema(kind: str) -> dict[str, Any]:
+    """A copy of the JSON schema of an answer of `kind` (a key of `ANSWER_SCHEMAS`).
+
+    Raises:
+        ValueError: for an unknown kind, naming the known ones.
+    """
+    if kind not in ANSWER_SCHEMAS:
+        raise ValueError(f"unknown answer kind {kind!r}; use one of {', '.join(ANSWER_SCHEMAS)}")
+    copied: dict[str, Any] = json.loads(json.dumps(ANSWER_SCHEMAS[kind]))
+    return copied
 
 
 # --- units ----------------------------------------------------------------------------------------------

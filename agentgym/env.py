@@ -19,13 +19,23 @@ from typing import Any
 import gymnasium as gym
 
 from agentgym.actions import CODE_TOOL, ActionParser, ParsedAction, ToolCall, parse_action
+from agentgym.answers import answer_schema
 from agentgym.diagnosis import GRADER_ERROR, INFRA_ERROR, CallRecord, TurnRecord, diagnose
 from agentgym.errors import InfrastructureError
 from agentgym.feedback import AgentView, Feedback, FeedbackStats, Hint, check_mode, no_feedback_state
 from agentgym.rewards import Score, check_weights, combine, verify
 from agentgym.spaces import UnicodeText
 from agentgym.tasks import Task, TaskSet
-from agentgym.tools import DEFAULT_OUTPUT_LIMIT, Tool, ToolError, ToolOutcome, as_tool, cap_text, submit
+from agentgym.tools import (
+    DEFAULT_OUTPUT_LIMIT,
+    Tool,
+    ToolError,
+    ToolOutcome,
+    as_tool,
+    cap_text,
+    submit,
+    with_answer_schema,
+)
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an agent that solves tasks by calling tools. Call one or more tools per turn; you will see their "
@@ -159,6 +169,15 @@ class ToolEnv(gym.Env[str, Any]):
     def end_episode(self, state: Any) -> None:
         """Release what `begin_episode` made. Called on the next `reset` and on `close`."""
 
+    def answer_schema(self, task: Task) -> dict[str, Any] | None:
+        """The JSON schema of the terminal tool's `answer` for `task` (`agentgym.answers.ANSWER_SCHEMAS`), shown
+        in `info["tools"]` from reset to the end of the episode; None keeps the tool's own schema. By default a
+        task's `metadata["answer_schema"]` (a schema, or the name of one of `ANSWER_SCHEMAS`)."""
+        declared = task.metadata.get("answer_schema")
+        if isinstance(declared, str):
+            return answer_schema(declared)
+        return declared if isinstance(declared, dict) else None
+
     def verify(self, task: Task, submission: Any, state: Any) -> Score:
         """Score the submission; by default with the task's named verifier."""
         return verify(task, submission, state)
@@ -177,6 +196,7 @@ class ToolEnv(gym.Env[str, Any]):
         self._finish_episode()
         options = dict(options or {})
         self.task = self._choose_task(options)
+        self._type_answer(self.task)
         self._reset_counters()
         self.state = self.begin_episode(self.task)
         self._episode_open = True
@@ -325,6 +345,17 @@ class ToolEnv(gym.Env[str, Any]):
             state, self.state = self.state, None
             self.end_episode(state)
         self._episode_open = False
+
+    def _type_answer(self, task: Task) -> None:
+        """Show the terminal tools' `answer` typed for `task` (`answer_schema`). The schema list is rebuilt only
+        when the type or the tools change, so an env whose tasks share one type hands out one list."""
+        typed = self.answer_schema(task)
+        key = (typed, id(self.tools))
+        if key == getattr(self, "_typed_key", (None, id(self.tools))):
+            return
+        self._typed_key = key
+        self.tool_schemas = [with_answer_schema(item.schema, typed) if typed is not None and item.terminal
+                             else item.schema for item in self.tools.values()]
 
     _breakdown: dict[str, float]
     _messages: list[dict[str, Any]]

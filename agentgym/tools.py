@@ -347,6 +347,21 @@ def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
     return candidate if isinstance(candidate, Tool) else Tool(candidate)
 
 
+def with_answer_schema(schema: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a terminal tool's OpenAI `schema` whose `answer` argument has the JSON schema `answer` (one of
+    `agentgym.answers.ANSWER_SCHEMAS`); a schema without an `answer` argument comes back unchanged."""
+    properties = schema.get("function", {}).get("parameters", {}).get("properties", {})
+    if "answer" not in properties:
+        return schema
+    typed = {**properties["answer"], **answer}
+    typed.pop("anyOf", None)  # pydantic's "any value or null" gives way to the task's type
+    if answer.get("type") != "null":
+        typed.pop("default", None)  # a default of null is no answer of the task's type
+    function = schema["function"]
+    parameters = {**function["parameters"], "properties": {**properties, "answer": typed}}
+    return {**schema, "function": {**function, "parameters": parameters}}
+
+
 @tool(terminal=True)
 def submit(answer: Any = None) -> Any:
     """Submit your final answer and end the episode. Call this exactly once, when you are done.

@@ -1,5 +1,6 @@
-"""ClinicalQA-v0 as a user meets it: the oracle solves every task, every legal answer form scores, an answer
-that names several options (or none) does not, option order is seeded and balanced, splits share no fact."""
+"""ClinicalQA-v0 as a user meets it: the oracle solves every task, every legal answer form scores (an option's
+letter, its full text, a part of its text no other option holds), an answer that names several options (or
+none) does not, option order is seeded and balanced, splits share no fact."""
 
 from __future__ import annotations
 
@@ -203,3 +204,62 @@ def test_bad_kb_path_and_non_clinical_tasks_are_clear_errors(tmp_path: Any) -> N
     foreign = Task(id="z", domain="zoo", family="count", prompt="How many?", answer=7)
     with pytest.raises(ValueError, match="not a ClinicalQA-v0 task"):
         gym.make("ClinicalQA-v0", tasks=[foreign])
+
+
+# --- the answer contract: an option by its letter, its full text or a part only it holds --------------------
+
+def _episode_where(env: Any, family_part: str, gold: str, shown: dict[str, str]) -> tuple[str, int]:
+    """A task id of `family_part` with gold option `gold`, and a seed whose episode shows the options as in
+    `shown` (letter -> text; other letters may hold anything)."""
+    for task in env.unwrapped.task_set:
+        if family_part not in task.id or task.answer != gold:
+            continue
+        for seed in range(200):
+            prompt, _ = env.reset(seed=seed, options={"task_id": task.id})
+            options = _shown_options(prompt)
+            if all(options.get(letter) == text for letter, text in shown.items()):
+                return task.id, seed
+    raise AssertionError(f"no episode of {family_part} with gold {gold!r} shows {shown}")
+
+
+def _reward(env: Any, task_id: str, seed: int, answer: Any) -> float:
+    return _submit(env, task_id, answer, seed)[0]
+
+
+def test_child_pugh_class_b_by_letter_text_or_distinctive_part(env: Any) -> None:
+    # The issue's case: the correct "Child-Pugh class B" shown as option A, class A shown as option B.
+    task_id, seed = _episode_where(env, "child_pugh", "Child-Pugh class B",
+                                   {"A": "Child-Pugh class B", "B": "Child-Pugh class A"})
+    for answer in ["A", "(a)", "Answer: A", "Child-Pugh class B", "child-pugh CLASS b", "Class B", "Child-Pugh B",
+                   "class b.", "A. Child-Pugh class B", "**Class B**", "The patient is Child-Pugh class B."]:
+        assert _reward(env, task_id, seed, answer) == 1.0, answer
+    for hedge in ["Class A or B", "Child-Pugh class A or B", "A or B", "Child-Pugh", "class", "A, B", "Class A/B",
+                  "B. Child-Pugh class B", "A. Class A", "Class B or C"]:
+        assert _reward(env, task_id, seed, hedge) == 0.0, hedge
+    # A list is not one option: the schema asks for a string, and the call is refused without ending the episode.
+    env.reset(seed=seed, options={"task_id": task_id})
+    observation, reward, terminated, _, _ = env.step({"name": "submit", "arguments": {"answer": ["A"]}})
+    assert reward == 0.0 and not terminated and "answer" in observation
+    # A wrong option, by its letter or by its part, is wrong.
+    assert _reward(env, task_id, seed, "B") == 0.0
+    assert _reward(env, task_id, seed, "Class A") == 0.0
+
+
+def test_risk_and_range_options_by_their_distinctive_word(env: Any) -> None:
+    task_id, seed = _episode_where(env, "heart_score", "low risk", {})
+    assert _reward(env, task_id, seed, "low") == 1.0
+    assert _reward(env, task_id, seed, "Low-risk") == 1.0
+    assert _reward(env, task_id, seed, "risk") == 0.0           # every option holds it
+    assert _reward(env, task_id, seed, "low or moderate") == 0.0
+    assert _reward(env, task_id, seed, "high") == 0.0
+    lab_id, lab_seed = _episode_where(env, "lab_range", "below the usual range", {})
+    assert _reward(env, lab_id, lab_seed, "Below") == 1.0
+    assert _reward(env, lab_id, lab_seed, "the usual range") == 0.0  # shared by every option
+
+
+def test_the_prompt_and_the_submit_schema_state_the_contract(env: Any) -> None:
+    prompt, info = env.reset(seed=0)
+    assert "its letter" in prompt and "full text" in prompt and "no other option shares" in prompt
+    assert "more than one option" in prompt
+    submit = next(schema for schema in info["tools"] if schema["function"]["name"] == "submit")
+    assert submit["function"]["parameters"]["properties"]["answer"]["type"] == "string"

@@ -18,6 +18,7 @@ from typing import Any
 import agentgym_cli.verify  # noqa: F401  (registers the `cli` verifier)
 from agentgym import Task, TaskSet, ToolEnv
 from agentgym.actions import ToolCall
+from agentgym.answers import answer_schema
 from agentgym.diagnosis import TurnRecord
 from agentgym.rewards import Score
 from agentgym.tools import ToolOutcome
@@ -33,6 +34,9 @@ SYSTEM_PROMPT = (
     "write_file and list_dir for files (paths relative to the workspace root). When the task is done, call submit: "
     "with the answer for a question, with no answer for a task that changes files."
 )
+
+# The answer contract (`agentgym.answers.ANSWER_SCHEMAS`) of each of the `cli` verifier's answer kinds.
+ANSWER_KINDS = {"number": "number", "text": "text", "lines": "list", "output": "text", "none": "none"}
 
 _inline_fixtures: dict[str, Fixture] = {}
 _inline_lock = threading.Lock()
@@ -94,6 +98,12 @@ class CliEnv(ToolEnv):
     def end_episode(self, state: Any) -> None:
         if isinstance(state, Workspace):
             state.close()
+
+    def answer_schema(self, task: Task) -> dict[str, Any] | None:
+        """`submit`'s `answer` typed by the task's answer kind: an array of strings for a list of paths, a number,
+        a string for a text or a command's output, null for a task graded on its files."""
+        kind = task.verifier.params.get("answer_kind", "none")
+        return answer_schema(ANSWER_KINDS.get(kind, "text")) if task.verifier.name == "cli" else None
 
     def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
         """CLI-v0's diagnosis labels (`agentgym_cli.diagnosis`, docs/diagnosis.md)."""

@@ -3,8 +3,9 @@
 A task's verifier params say which checks apply:
 
 - `answer_kind`: "none", "number" (`agentgym.answers.numbers_match`: relative tolerance 1e-6 of the gold), "text"
-  (`agentgym.answers.normalize_text`), "lines" (a set of lines or paths, any order; exactly the gold's set, so
-  listing extra candidates fails; a list, or text with one item per line, or one line of comma-separated items),
+  (`agentgym.answers.normalize_text`), "lines" (a set of paths, any order; exactly the gold's set, so listing
+  extra candidates fails; read by `agentgym.answers.split_items`: a JSON array, a JSON-encoded array, one item
+  per line, or one line of items separated by commas or semicolons that no gold path holds),
   or "output" (a command's output, compared line by line in order after normalising spaces; imported InterCode
   tasks; a line that holds commas is one line). When the agent submits no answer, the stdout of its last
   `run_shell` call is used, as InterCode does.
@@ -30,31 +31,31 @@ import re
 from typing import Any
 
 from agentgym import Score, Task, verifier
-from agentgym.answers import normalize_text, numbers_match
+from agentgym.answers import list_separators, normalize_text, numbers_match, split_items
 from agentgym.sandbox import SandboxError
 from agentgym_cli.workspace import Workspace, compare_states
 
 
-def _lines(value: Any, *, split_commas: bool = True) -> list[str]:
-    """The items of a list or output answer, spaces normalised and leading "./" dropped. A single line is split
-    on commas only for a list answer (`split_commas`): a line of a command's output that holds commas is one
-    line. Paths keep their case and dots (not `normalize_text`, which would fold "Data.csv" into "data.csv")."""
-    if value is None:
-        return []
-    if isinstance(value, (list, tuple, set)):
-        items = [str(item) for item in value]
-    else:
-        items = str(value).splitlines()
-        if split_commas and len(items) == 1 and "," in items[0] and "/" not in items[0]:
-            items = items[0].split(",")
-    cleaned = []
-    for item in items:
-        text = re.sub(r"\s+", " ", item.strip())
-        while text.startswith("./"):
-            text = text[2:]
-        if text:
-            cleaned.append(text)
-    return cleaned
+def _path(item: str) -> str:
+    """One item of a list or output answer as compared: spaces normalised, one pair of surrounding quotes (a
+    shell-quoted path) and leading "./" dropped, a trailing "/" dropped. Paths keep their case and dots (not
+    `normalize_text`, which would fold "Data.csv" into "data.csv")."""
+    text = re.sub(r"\s+", " ", item.strip())
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"`":
+        text = text[1:-1].strip()
+    while text.startswith("./"):
+        text = text[2:]
+    return text.rstrip("/") if len(text) > 1 else text
+
+
+def _lines(value: Any, *, list_answer: bool = False, separators: tuple[str, ...] = ()) -> list[str]:
+    """The items of a list or output answer, read by `agentgym.answers.split_items` (the one list reading).
+
+    A list answer (`list_answer`) also accepts a JSON-encoded array and markdown bullets, and a single line is
+    split on `separators` (for a submission, those no gold item holds: `agentgym.answers.list_separators`). A
+    command's output (the default) is read line by line as printed: a line that holds commas is one line."""
+    items = split_items(value, separators=separators, json_arrays=list_answer, bullets=list_answer)
+    return [path for path in map(_path, items) if path]
 
 
 def _f1(got: list[str], gold: list[str]) -> float:
@@ -82,10 +83,11 @@ def score_answer(kind: str, submission: Any, gold: Any, *, ordered: bool = True)
         ok = normalize_text(submission if submission is not None else "") == normalize_text(gold)
         return ok, {"answer": float(ok)}
     if kind == "lines":
-        got, want = sorted(set(_lines(submission))), sorted(set(_lines(gold)))
+        want = sorted(set(_lines(gold, list_answer=True)))
+        got = sorted(set(_lines(submission, list_answer=True, separators=list_separators(want))))
         return got == want, {"answer": float(got == want), "answer_f1": _f1(got, want)}
     if kind == "output":
-        got, want = _lines(submission, split_commas=False), _lines(gold, split_commas=False)
+        got, want = _lines(submission), _lines(gold)
         ok = got == want if ordered else sorted(got) == sorted(want)
         return ok, {"answer": float(ok), "answer_f1": _f1(got, want)}
     raise ValueError(f"unknown answer_kind {kind!r}; use none, number, text, lines or output")

@@ -107,11 +107,11 @@ def knowledge_search_tool(kb: Any = None) -> Tool:
 
 @tool(terminal=True)
 def submit(answer: str) -> str:
-    """Submit your final answer and end the episode: the letter of one option ("B") or that option's text.
-    Call it once. Naming more than one option, or none, scores 0.
+    """Submit your final answer and end the episode: one option, by its letter ("B"), its full text, or a part
+    of its text no other option shares. Call it once. Naming more than one option, or none, scores 0.
 
     Args:
-        answer: One option's letter, as listed in the question, or its text.
+        answer: One option: its letter as listed in the question, its text, or a distinctive part of its text.
     """
     return answer
 

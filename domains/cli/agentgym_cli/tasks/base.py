@@ -22,10 +22,12 @@ from agentgym_cli.workspace import Workspace, diff
 
 _TOOLS = {item.name: item for item in TOOLS}
 
+# The answer contract each kind states in the prompt (the submit schema types the same, `agentgym_cli.env`).
 ANSWER_HINTS = {
-    "number": " Submit the number as your answer.",
-    "text": " Submit the answer as a short text.",
-    "lines": " Submit the list of paths (or values) as your answer; paths are relative to the workspace root.",
+    "number": " Submit just the number (for example 42), with no unit or words around it.",
+    "text": " Submit the answer as a short text, without quotes or a sentence around it.",
+    "lines": (" Submit the paths as a JSON array of strings, for example [\"a/b.txt\", \"c d.txt\"], relative to "
+              "the workspace root, in any order: every match and nothing else (one path per line is also accepted)."),
     "none": " When you are done, call submit with no answer.",
 }
 

@@ -18,8 +18,9 @@ from ..verify import LETTERS, named_options, option_key
 
 DOMAIN = "clinical"
 TEST_SHARE = 0.3
-INSTRUCTION = ("Answer with submit(answer=...), giving the letter of one option or its text. An answer that "
-               "names more than one option scores 0.")
+INSTRUCTION = ('Answer with submit(answer="...") naming one option: its letter as listed ("B"), its full text, or a '
+               "part of its text that no other option shares. An answer that names more than one option, or none, "
+               "scores 0.")
 
 
 def split_of(fact: str) -> str:
