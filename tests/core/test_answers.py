@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
 from agentgym.answers import (
+    ANSWER_SCHEMAS,
+    answer_schema,
     fold_unicode,
     lists_match,
     normalize_code,
@@ -17,7 +20,9 @@ from agentgym.answers import (
     parse_list,
     parse_number,
     parse_yes_no,
+    read_option,
     same_unit,
+    split_items,
     split_quantity,
 )
 
@@ -230,3 +235,143 @@ def test_split_quantity(raw: object, expected: tuple[float, str]) -> None:
 @pytest.mark.parametrize("raw", ["", "mg", None, True, float("nan"), [3]])
 def test_split_quantity_needs_a_number(raw: object) -> None:
     assert split_quantity(raw) is None
+
+
+# --- the one list reading -------------------------------------------------------------------------------
+
+PATHS = ["docs/meeting notes.txt", "My File.md"]
+
+
+@pytest.mark.parametrize("raw", [
+    PATHS, tuple(PATHS), json.dumps(PATHS), json.dumps(json.dumps(PATHS)), "\n".join(PATHS), "\r\n".join(PATHS),
+    "docs/meeting notes.txt, My File.md", "docs/meeting notes.txt; My File.md", "- docs/meeting notes.txt\n- My File.md",
+    "1. docs/meeting notes.txt\n2. My File.md", "\n  docs/meeting notes.txt  \n\nMy File.md\n",
+])
+def test_split_items_reads_every_spelling_of_a_list_and_keeps_case(raw: object) -> None:
+    assert split_items(raw) == PATHS
+
+
+def test_split_items_options() -> None:
+    assert split_items("a, b", separators=()) == ["a, b"]                  # a line that is one item
+    assert split_items("a; b, c") == ["a", "b, c"]                         # ";" before ","
+    assert split_items('["a", "b"]', json_arrays=False, separators=()) == ['["a", "b"]']  # output as printed
+    assert split_items("- a\n- b", bullets=False) == ["- a", "- b"]
+    assert split_items("- a\nb") == ["- a", "b"]                           # bullets go only when every item has one
+    assert split_items([1, None, {"a": 1}]) == ["1", '{"a": 1}']
+    assert split_items(None) == [] and split_items("") == [] and split_items("[]") == []
+    assert split_items('"just text"') == ['"just text"']                  # a JSON string that is no array
+
+
+def test_lists_match_splits_a_line_only_on_separators_no_gold_item_holds() -> None:
+    assert lists_match("Smith, John", ["Smith, John"])
+    assert lists_match("Smith, John", ["smith", "john"])                   # no gold item holds a comma: split
+    assert not lists_match("Smith, John, Doe, Jane", ["Smith, John", "Doe, Jane"])  # ambiguous: use lines or JSON
+    assert lists_match("Smith, John\nDoe, Jane", ["Smith, John", "Doe, Jane"])
+    assert lists_match(json.dumps(["Smith, John", "Doe, Jane"]), ["Smith, John", "Doe, Jane"])
+
+
+# --- options --------------------------------------------------------------------------------------------
+
+CHILD_PUGH = ["Child-Pugh class B", "Child-Pugh class A", "Child-Pugh class C"]
+
+
+@pytest.mark.parametrize("raw", [
+    "A", "a", "(A)", "Answer: A", "the answer is a", "Child-Pugh class B", "CHILD-PUGH CLASS B", "Class B",
+    "Child-Pugh B", "class b.", "A. Child-Pugh class B", "**Class B**", "The patient is Child-Pugh class B.",
+    "\uff23lass B",
+])
+def test_read_option_by_letter_full_text_or_distinctive_part(raw: str) -> None:
+    assert read_option(raw, CHILD_PUGH) == 0
+
+
+@pytest.mark.parametrize("raw", [
+    "A or B", "A, B", "Class A or B", "Class A/B", "Child-Pugh", "class", "Child-Pugh class", "B. Child-Pugh class B",
+    "Class B or C", "D", "", None, True, ["A"], "class B and class C", "the class of the patient",
+])
+def test_read_option_refuses_hedges_shared_parts_and_non_answers(raw: object) -> None:
+    assert read_option(raw, CHILD_PUGH) is None
+
+
+def test_read_option_distinctive_parts_of_other_families() -> None:
+    risks = ["low risk", "moderate risk", "high risk"]
+    assert read_option("low", risks) == 0 and read_option("High-risk", risks) == 2
+    assert read_option("risk", risks) is None and read_option("low or high", risks) is None
+    doses = ["5 mg", "10 mg"]
+    assert read_option("5", doses) == 0 and read_option("mg", doses) is None
+    assert read_option("of", ["disease of the liver", "kidney failure"]) is None  # filler words choose nothing
+
+
+# --- answer contracts -----------------------------------------------------------------------------------
+
+def test_answer_schemas_type_each_contract() -> None:
+    assert answer_schema("list")["type"] == "array" and answer_schema("list")["items"] == {"type": "string"}
+    assert answer_schema("number")["type"] == "number"
+    assert {kind: ANSWER_SCHEMAS[kind]["type"] for kind in ("text", "option", "quantity")} == dict.fromkeys(
+        ("text", "option", "quantity"), "string")
+    copied = answer_schema("list")
+    copied["items"]["type"] = "number"
+    assert ANSWER_SCHEMAS["list"]["items"] == {"type": "string"}  # a copy: callers cannot change the table
+    with pytest.raises(ValueError, match="unknown answer kind 'lst'; use one of list, number"):
+        answer_schema("lst")
+
+
+# --- hedges read the same way in every family ---------------------------------------------------------
+
+def test_a_hedge_is_no_answer_in_every_reading() -> None:
+    assert parse_number("3 or 4") is None
+    assert parse_yes_no("yes or no") is None
+    assert read_option("A or B", ["x", "y"]) is None
+    assert not lists_match("a, b, c", ["a", "b"])
+    quantity = split_quantity("3 or 4 mg")
+    assert quantity is not None and not same_unit(quantity[1], "mg")
+    assert parse_date("2021-03-04 or 2021-03-05") is None
+
+
+def test_submit_schema_follows_each_tasks_contract_and_stays_lenient() -> None:
+    from agentgym import Task, ToolEnv, VerifierSpec
+    from agentgym.wrappers import Perturb
+
+    tasks = [
+        Task(id="files", domain="demo", family="lists", prompt="List the files as a JSON array of strings.",
+             answer=["a b.txt", "c.txt"], verifier=VerifierSpec(name="set"), metadata={"answer_schema": "list"}),
+        Task(id="count", domain="demo", family="numbers", prompt="How many? Submit just the number.", answer=2,
+             verifier=VerifierSpec(name="numeric"), metadata={"answer_schema": "number"}),
+        Task(id="free", domain="demo", family="text", prompt="Say hi.", answer="hi"),
+    ]
+
+    def answer_of(info: dict[str, object]) -> dict[str, object]:
+        submit = next(schema for schema in info["tools"] if schema["function"]["name"] == "submit")  # type: ignore[attr-defined, index]
+        return submit["function"]["parameters"]["properties"]["answer"]  # type: ignore[no-any-return]
+
+    env = ToolEnv(tasks)
+    _, info = env.reset(options={"task_id": "files"})
+    assert answer_of(info)["type"] == "array" and answer_of(info)["items"] == {"type": "string"}
+    # Lenient: the same list sent as a JSON-encoded string still scores.
+    _, reward, *_ = env.step({"name": "submit", "arguments": {"answer": '["c.txt", "a b.txt"]'}})
+    assert reward == 1.0
+    _, info = env.reset(options={"task_id": "count"})
+    assert answer_of(info)["type"] == "number"
+    assert env.step({"name": "submit", "arguments": {"answer": "2"}})[1] == 1.0
+    _, info = env.reset(options={"task_id": "free"})
+    assert "type" not in answer_of(info)  # no contract declared: the tool's own schema
+    # The typed schema goes through a wrapper that replaces the tools (here: renamed and reordered).
+    wrapped = Perturb(ToolEnv(tasks), kinds=["tool_reorder"], seed=1)
+    _, info = wrapped.reset(options={"task_id": "files"})
+    assert answer_of(info)["type"] == "array"
+
+
+@pytest.mark.parametrize("action", [
+    {"name": "submit", "arguments": {"answer": ["a b.txt", "c.txt"]}},
+    {"name": "submit", "arguments": '{"answer": ["a b.txt", "c.txt"]}'},
+    {"function": {"name": "submit", "arguments": '{"answer": ["a b.txt", "c.txt"]}'}},
+    [{"name": "submit", "arguments": {"answer": ["a b.txt", "c.txt"]}}],
+    '{"name": "submit", "arguments": {"answer": ["a b.txt", "c.txt"]}}',
+    '<tool_call>{"name": "submit", "arguments": {"answer": ["a b.txt", "c.txt"]}}</tool_call>',
+    'Done.\n```json\n{"name": "submit", "arguments": {"answer": ["a b.txt", "c.txt"]}}\n```',
+])
+def test_the_action_parser_keeps_an_array_answer_as_it_is(action: object) -> None:
+    from agentgym.actions import parse_action
+
+    parsed = parse_action(action)
+    assert parsed.error is None
+    assert [(call.name, call.arguments) for call in parsed.calls] == [("submit", {"answer": ["a b.txt", "c.txt"]})]
