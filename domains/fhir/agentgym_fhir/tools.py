@@ -273,9 +273,8 @@ def fhir_read(state: FhirState, resource_type: str, resource_id: str) -> dict[st
         return resource
     kept = dict(resource)
     left_out: list[str] = []
-    note = (f"this {resource_type} is longer than {budget} characters; the fields in left_out_fields were left "
-            f"out: read one with fhir_search(\"{resource_type}\", {{\"_id\": \"{resource_id}\", \"_elements\": "
-            "\"<field>\"})")
+    note = (f"too long to show whole ({budget} characters); read a left-out field with fhir_search(\"{resource_type}\", "
+            f"{{\"_id\": \"{resource_id}\", \"_elements\": \"<field>\"}})")
     while len(render_value({**kept, "left_out_fields": left_out, "note": note})) > budget:
         fields = [name for name in kept if name not in ("resourceType", "id")]
         if not fields:
