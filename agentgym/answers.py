@@ -319,6 +319,14 @@ def _by_text(text: str, keys: Sequence[str], question: str) -> int | None:
         return _by_part(text, keys)
     if len(named) != 1:
         return None
+    chosen = next(iter(named))
+    # The rest of the sentence may not name another option by a part of it ("within the usual range, below"):
+    # a word that another option holds and the chosen one does not makes it a hedge. Filler words do not count,
+    # except a single letter ("class B or A"), which is all that tells "class A" from "class B".
+    rest = set(_OPTION_WORD.findall(text)) - set(_OPTION_WORD.findall(keys[chosen]))
+    rest = {word for word in rest if word not in _FILLER_WORDS or len(word) == 1}
+    if any(rest & set(_OPTION_WORD.findall(key)) for index, key in enumerate(keys) if index != chosen):
+        return None
     # An option the question itself names cannot be chosen by a sentence that contains it: echoing the question
     # back would choose it. Its letter or its exact text still can.
     if question and named & named_options(question, keys):

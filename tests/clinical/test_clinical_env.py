@@ -259,7 +259,7 @@ def test_risk_and_range_options_by_their_distinctive_word(env: Any) -> None:
 
 def test_the_prompt_and_the_submit_schema_state_the_contract(env: Any) -> None:
     prompt, info = env.reset(seed=0)
-    assert "its letter" in prompt and "full text" in prompt and "no other option shares" in prompt
+    assert "its letter" in prompt and "full text" in prompt and "only that option holds" in prompt
     assert "more than one option" in prompt
     submit = next(schema for schema in info["tools"] if schema["function"]["name"] == "submit")
     assert submit["function"]["parameters"]["properties"]["answer"]["type"] == "string"

@@ -287,6 +287,7 @@ def test_read_option_by_letter_full_text_or_distinctive_part(raw: str) -> None:
 @pytest.mark.parametrize("raw", [
     "A or B", "A, B", "Class A or B", "Class A/B", "Child-Pugh", "class", "Child-Pugh class", "B. Child-Pugh class B",
     "Class B or C", "D", "", None, True, ["A"], "class B and class C", "the class of the patient",
+    "Child-Pugh class B or A", "Child-Pugh class B, not class A",  # one full text plus another option's part
 ])
 def test_read_option_refuses_hedges_shared_parts_and_non_answers(raw: object) -> None:
     assert read_option(raw, CHILD_PUGH) is None

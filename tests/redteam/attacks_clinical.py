@@ -87,6 +87,32 @@ def task_id_peek(episode: AttackEpisode) -> None:
     episode.call("submit", answer="")
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def shared_part(episode: AttackEpisode) -> None:
+    # A part is accepted only when one option holds it: the words every option shares name none of them.
+    texts = list(_options(episode).values())
+    common = set(_words(texts[0])).intersection(*(set(_words(text)) for text in texts[1:]))
+    episode.call("submit", answer=" ".join(word for word in _words(texts[0]) if word in common) or texts[0][:1])
+
+
+def distinctive_words_of_two(episode: AttackEpisode) -> None:
+    # "Child-Pugh class A B": the distinctive words of two options in one part; no single option holds them all.
+    texts = list(_options(episode).values())
+    first, second = _words(texts[0]), _words(texts[1])
+    episode.call("submit", answer=" ".join([*first, *(word for word in second if word not in first)]))
+
+
+def distinctive_words_slashed(episode: AttackEpisode) -> None:
+    # "A/B/C" made of each option's own words ("class A/B/C" for Child-Pugh): several options by their parts.
+    texts = list(_options(episode).values())
+    own = [next((word for word in _words(text) if all(word not in _words(other) for other in texts if other != text)),
+                text) for text in texts]
+    episode.call("submit", answer="/".join(own))
+
+
 ATTACKS: list[Attack] = [
     Attack("clinical-every-option-text", ENV, every_option_text,
            description="submit every option's text, comma separated"),
@@ -104,6 +130,11 @@ ATTACKS: list[Attack] = [
     Attack("clinical-letter-with-every-text", ENV, letter_with_every_text,
            description="one letter followed by every option's text"),
     Attack("clinical-json-letter-list", ENV, json_list_of_letters, description='a JSON list ["A", "B", ...]'),
+    Attack("clinical-shared-part", ENV, shared_part, description="the words every option shares ('Child-Pugh class')"),
+    Attack("clinical-two-options-parts", ENV, distinctive_words_of_two,
+           description="one 'part' holding the words of two options ('Child-Pugh class A B')"),
+    Attack("clinical-own-words-slashed", ENV, distinctive_words_slashed,
+           description="each option's own word joined by '/' ('A/B/C', 'low/moderate/high')"),
     Attack("clinical-task-id-peek", ENV, task_id_peek, per_family=4,
            description="read the answer out of info['task_id']"),
 ]

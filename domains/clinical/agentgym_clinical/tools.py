@@ -108,7 +108,7 @@ def knowledge_search_tool(kb: Any = None) -> Tool:
 @tool(terminal=True)
 def submit(answer: str) -> str:
     """Submit your final answer and end the episode: one option, by its letter ("B"), its full text, or a part
-    of its text no other option shares. Call it once. Naming more than one option, or none, scores 0.
+    of its text only that option holds. Call it once. Naming more than one option, or none, scores 0.
 
     Args:
         answer: One option: its letter as listed in the question, its text, or a distinctive part of its text.

@@ -19,7 +19,7 @@ from ..verify import LETTERS, named_options, option_key
 DOMAIN = "clinical"
 TEST_SHARE = 0.3
 INSTRUCTION = ('Answer with submit(answer="...") naming one option: its letter as listed ("B"), its full text, or a '
-               "part of its text that no other option shares. An answer that names more than one option, or none, "
+               "part of its text that only that option holds. An answer that names more than one option, or none, "
                "scores 0.")
 
 
