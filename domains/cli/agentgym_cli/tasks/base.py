@@ -27,7 +27,8 @@ ANSWER_HINTS = {
     "number": " Submit just the number (for example 42), with no unit or words around it.",
     "text": " Submit the answer as a short text, without quotes or a sentence around it.",
     "lines": (" Submit the paths as a JSON array of strings, for example [\"a/b.txt\", \"c d.txt\"], relative to "
-              "the workspace root, in any order: every match and nothing else (one path per line is also accepted)."),
+              "the workspace root, in any order: every match and nothing else, [] when nothing matches (one path "
+              "per line is also accepted)."),
     "none": " When you are done, call submit with no answer.",
 }
 
