@@ -224,9 +224,9 @@ def _fit_page(page: dict[str, Any], entries: list[str], included: list[str], *, 
             head["next"] = f"more results: call again with _offset={offset + kept}"
         if kept_included < len(included):
             head["included_left_out"] = len(included) - kept_included
-        listed = notes + ([f"this page was cut to {kept} whole entries to fit {budget} characters; page on with "
-                           f"_offset={offset + kept}, or ask for fewer with _count or _elements"]
-                          if kept < len(entries) else [])
+        cut = (f"this page was cut to {kept} whole entries to fit {budget} characters; page on with "
+               f"_offset={offset + kept}, or ask for fewer with _count or _elements")
+        listed = [*notes, cut] if kept < len(entries) else notes
         if listed:
             head["notes"] = listed
         body = _dumps(head)[:-1] + ',"entry":[' + ",".join(entries[:kept]) + "]"

@@ -44,11 +44,13 @@ def build(ctx: Context) -> list[Task]:
                 "status": ["active"], "intent": ["order"], "dose": {"value": drug.dose, "unit": drug.unit},
                 "route": [SNOMED, route_code], "per_day": drug.per_day}
         times = {1: "once", 2: "twice", 3: "three times", 4: "four times"}.get(drug.per_day, f"{drug.per_day} times")
+        unit_text = f"{unit_word} (UCUM {drug.unit})" if unit_word != drug.unit else unit_word
         tasks.append(ctx.task(
             key=f"{record.id}:{key}", record=record,
             prompt=f"Order {drug.name} for {record.describe()}: {drug.dose:g} {unit_word} by the {drug.route} route, "
                    f"{times} a day, as an active MedicationRequest (intent order) coded with the drug's RxNorm "
-                   "ingredient code. Then submit \"done\".",
+                   f"ingredient code as its one coding, one dosage instruction, the dose in {unit_text}. Then submit "
+                   "\"done\".",
             answer="done",
             solution=[call("lookup_code", text=drug.name, system="rxnorm"),
                       call("create_medication_request", resource=resource), submit("done")],
