@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import io
+import json
 import random
 import tarfile
+from collections import Counter
 
-from agentgym_cli.data.fixtures import build_workspace, workspace_name
+from agentgym_cli.data.fixtures import Fixture, build_workspace, workspace_name
 from agentgym_cli.tasks import DEFAULT_FIXTURES, FAMILIES, split_of
 
 
@@ -46,3 +49,54 @@ def test_at_least_eight_families_and_800_tasks_split_by_workspace() -> None:
     assert fixtures_by_split["train"] and fixtures_by_split["test"]
     assert not fixtures_by_split["train"] & fixtures_by_split["test"]
     assert workspace_name(0, 4) in fixtures_by_split["test"]
+
+
+@functools.cache
+def _workspaces() -> list[Fixture]:
+    """The default workspaces of seed 0, built once for the tests below."""
+    return [build_workspace(0, index) for index in range(DEFAULT_FIXTURES)]
+
+
+def _answer_specs() -> dict[tuple[str, str], list[object]]:
+    """(family, template) -> the expected answers of its answer tasks over the default workspaces of seed 0."""
+    answers: dict[tuple[str, str], list[object]] = {}
+    for fixture in _workspaces():
+        for family, module in FAMILIES.items():
+            for spec in module.specs(fixture, random.Random(f"{fixture.name}:{family}")):
+                if spec.expected_answer is not None:
+                    value = sorted(set(spec.expected_answer)) if spec.answer_kind == "lines" else spec.expected_answer
+                    answers.setdefault((family, spec.template), []).append(repr(value))
+    return answers
+
+
+def test_no_answer_template_has_one_answer_for_most_workspaces() -> None:
+    """Issue 25: the generator varies the facts the questions ask about (folders, links, countries...), so no
+    template's most common answer is the answer of more than half its tasks (the redteam suite plays it)."""
+    answers = _answer_specs()
+    assert len(answers) >= 15
+    crowded = {key: (Counter(values).most_common(1)[0], len(values)) for key, values in answers.items()
+               if Counter(values).most_common(1)[0][1] * 2 > len(values)}
+    assert not crowded, f"templates whose most common answer is most answers: {crowded}"
+
+
+def test_folders_links_and_countries_vary_between_workspaces() -> None:
+    folders, links, countries = Counter(), Counter(), Counter()
+    for fixture in _workspaces():
+        dirs = {e.path for e in fixture.entries if e.kind == "dir" and e.path.startswith("project/")}
+        for entry in fixture.entries:
+            parts = entry.path.split("/")[:-1]
+            if parts[:1] == ["project"]:
+                dirs |= {"/".join(parts[:depth]) for depth in range(2, len(parts) + 1)}
+        folders[len(dirs)] += 1
+        links[tuple(sorted(f"{e.path}->{e.target}" for e in fixture.entries if e.kind == "symlink"))] += 1
+        countries[len({user["country"] for user in json.loads(fixture.text("data/users.json"))})] += 1
+    for name, seen in (("folder counts", folders), ("link sets", links), ("country counts", countries)):
+        assert len(seen) >= 6 and seen.most_common(1)[0][1] <= 0.3 * DEFAULT_FIXTURES, (name, seen)
+
+
+def test_links_stay_out_of_the_folders_tasks_move_pack_or_chmod() -> None:
+    for fixture in _workspaces():
+        for entry in fixture.entries:
+            if entry.kind == "symlink":
+                assert not entry.path.startswith(("downloads/", "logs/old/", "secrets/", "project/scripts/",
+                                                  "repo/", "bin/")), entry.path

@@ -13,6 +13,7 @@ tar extraction may drop (group/other write, directory modes) and that `load_fixt
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -24,16 +25,20 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: the facts vary per workspace (folders, links, countries, names, modes)
 BASE_TIME = 1_704_067_200  # 2024-01-01T00:00:00Z: fixture mtimes are fixed so `find -newermt` tasks are stable
 STANDARD_MODES = {0o644, 0o755}
 
 WORDS = ("alpha", "bravo", "cobalt", "delta", "ember", "falcon", "garnet", "harbor", "indigo", "juniper", "krypton",
          "lumen", "meadow", "nimbus", "orbit", "pepper", "quartz", "raven", "sierra", "tundra", "umber", "vortex",
          "willow", "xenon", "yonder", "zephyr")
+AUTHORS = ("Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov", "Ken Thompson",
+           "Margaret Hamilton", "Dennis Ritchie", "Frances Allen", "Donald Knuth", "Radia Perlman", "John Backus",
+           "Sophie Wilson", "Niklaus Wirth", "Adele Goldberg", "Tony Hoare", "Jean Sammet", "Leslie Lamport")
 PEOPLE = ("Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "Barbara Liskov", "Ken Thompson",
           "Margaret Hamilton", "Dennis Ritchie", "Frances Allen", "Donald Knuth")
-COUNTRIES = ("FR", "DE", "JP", "BR", "US", "IN", "KE", "CA", "NO", "MX")
+COUNTRIES = ("FR", "DE", "JP", "BR", "US", "IN", "KE", "CA", "NO", "MX", "IT", "ES", "PL", "NG", "AR", "AU",
+             "SE", "VN", "EG", "CL")
 REGIONS = ("north", "south", "east", "west", "central")
 PRODUCTS = ("widget", "gadget", "sprocket", "gizmo", "doohickey", "flange", "bracket")
 LEVELS = ("INFO", "INFO", "INFO", "DEBUG", "WARN", "ERROR")
@@ -42,6 +47,12 @@ PATHS = ("/", "/login", "/logout", "/api/items", "/api/users", "/static/app.js",
          "/health", "/search")
 STATUSES = (200, 200, 200, 200, 201, 204, 301, 304, 400, 401, 403, 404, 404, 500, 503)
 UNICODE_NAMES = ("résumé.txt", "café menu.txt", "naïve notes.md", "smörgåsbord.csv", "日本語メモ.txt", "Ωmega plan.txt")
+DOC_PAGES = ("User Guide.md", "install.md", "FAQ.md", "api reference.md", "changelog.md", "design notes.txt",
+             "contributing.md", "release checklist.txt")
+DOWNLOADS = ("photo_001.jpg", "photo 002.jpg", "IMG_2291.jpg", "screenshot.png", "diagram final.png", "logo.png",
+             "report.pdf", "My Document.pdf", "invoice 0423.pdf", "notes.txt", "todo list.txt", "recipes.md",
+             "budget 2024.csv", "contacts.csv", "song.mp3", "podcast episode.mp3", "archive.zip", "backup.tar.gz")
+BINARY_SUFFIXES = (".jpg", ".png", ".pdf", ".mp3", ".zip", ".gz")
 
 
 @dataclass(frozen=True)
@@ -125,7 +136,7 @@ def _project(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> 
     package = rng.choice(WORDS) + "_" + rng.choice(("tools", "core", "lib", "kit"))
     facts["package"] = package
     modules = _pick(rng, ("parser", "models", "utils", "client", "server", "cli", "render", "store", "events"),
-                    rng.randint(4, 6))
+                    rng.randint(3, 7))
     out.append(Entry("project/README.md", data=f"# {package}\n\nA small library.\n\n## Usage\n\n"
                      f"    python -m {package}\n\nTODO: write the docs.\n".encode()))
     out.append(Entry("project/pyproject.toml", data=f'[project]\nname = "{package}"\nversion = "0.{rng.randint(1, 9)}.0"\n'
@@ -144,20 +155,35 @@ def _project(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> 
             lines += [f"    return value * {rng.randint(2, 9)}", ""]
         out.append(Entry(f"project/src/{package}/{module}.py", data=("\n".join(lines) + "\n").encode(),
                          mtime=BASE_TIME - rng.randint(0, 90) * 86400))
-    for module in modules[:3]:
-        out.append(Entry(f"project/tests/test_{module}.py",
+    # Subpackages, test folders, doc folders and empty folders come and go: the folder count is the fixture's own.
+    for subpackage in _pick(rng, ("plugins", "backends", "formats", "io", "compat", "storage"),
+                        rng.randint(0, 5)):
+        out.append(Entry(f"project/src/{package}/{subpackage}/__init__.py", data=f'"""{subpackage}."""\n'.encode()))
+        for index in range(rng.randint(1, 2)):
+            out.append(Entry(f"project/src/{package}/{subpackage}/{rng.choice(WORDS)}_{index}.py",
+                             data=f"def run():\n    return {rng.randint(1, 99)}\n".encode()))
+    test_dirs = rng.choice((["project/tests"], ["project/tests/unit"], ["project/tests/unit", "project/tests/integration"]))
+    for position, module in enumerate(modules[:rng.randint(1, 3)]):
+        out.append(Entry(f"{test_dirs[position % len(test_dirs)]}/test_{module}.py",
                          data=f"from {package} import {module}\n\n\ndef test_{module}():\n    assert {module}\n".encode()))
+    for empty in ("project/build", "project/.cache", "project/src/" + package + "/__pycache__"):
+        if rng.random() < 0.3:
+            out.append(Entry(empty, kind="dir", mode=0o755))
     facts["todo_files"] = todo_files
-    scripts = _pick(rng, ("build", "deploy", "lint", "release", "backup", "clean"), 4)
+    scripts = _pick(rng, ("build", "deploy", "lint", "release", "backup", "clean"), rng.randint(2, 5))
     for index, script in enumerate(scripts):
         mode = 0o755 if index == 0 else 0o644  # the rest lost their exec bit: a permission task fixes them
         out.append(Entry(f"project/scripts/{script}.sh", data=f"#!/bin/sh\necho '{script} done'\n".encode(),
                          mode=mode))
     out.append(Entry("project/.gitignore", data=b"__pycache__/\n*.pyc\nbuild/\n.env\n"))
     out.append(Entry("project/.env", data=f"SECRET_KEY={rng.getrandbits(64):016x}\nDEBUG=1\n".encode()))
-    out.append(Entry("project/docs/User Guide.md", data=b"# User guide\n\nStart here.\n"))
+    for page in _pick(rng, DOC_PAGES, rng.randint(1, 4)):
+        out.append(Entry("project/docs/" + page, data=f"# {page.rsplit('.', 1)[0]}\n\nStart here.\n".encode()))
     out.append(Entry("project/docs/" + rng.choice(UNICODE_NAMES), data="Notes — ünïcödé.\n".encode()))
-    out.append(Entry("project/docs/.drafts/outline.md", data=b"- intro\n- usage\n"))
+    for folder in _pick(rng, (".drafts", "api", "images", "archive"), rng.randint(0, 4)):
+        name = {".drafts": "outline.md", "api": "endpoints.md", "images": "architecture.png",
+                "archive": "old plan.txt"}[folder]
+        out.append(Entry(f"project/docs/{folder}/{name}", data=f"{folder}: {rng.choice(WORDS)}\n".encode()))
 
 
 def _logs(rng: random.Random, out: list[Entry], facts: dict[str, object], large: bool) -> None:
@@ -176,10 +202,13 @@ def _logs(rng: random.Random, out: list[Entry], facts: dict[str, object], large:
         access.append(f'{rng.choice(ips)} - - [{_clf(stamp)}] "{rng.choice(("GET", "GET", "POST", "PUT"))} '
                       f'{rng.choice(PATHS)} HTTP/1.1" {rng.choice(STATUSES)} {rng.randint(120, 9000)}')
     out.append(Entry("logs/access.log", data=("\n".join(access) + "\n").encode()))
-    for day in range(1, rng.randint(5, 9)):
+    days = sorted(rng.sample(range(1, 29), rng.randint(3, 8)))  # which December days were rotated varies
+    facts["old_log_days"] = days
+    for day in days:
         body = "\n".join(f"2023-12-{day:02d} INFO rotated entry {n}" for n in range(rng.randint(5, 40))) + "\n"
+        hour = rng.choice((1, 3, 6, 9, 10, 15, 18, 21, 23))  # never 12:00, where the mtime task's cut-offs sit
         out.append(Entry(f"logs/old/app-2023-12-{day:02d}.log", data=body.encode(),
-                         mtime=BASE_TIME - (40 - day * 3) * 86400))
+                         mtime=BASE_TIME - (32 - day) * 86400 + hour * 3600))
     if large:
         lines, size, index = [], 0, 0
         while size < 1_000_000:
@@ -189,7 +218,6 @@ def _logs(rng: random.Random, out: list[Entry], facts: dict[str, object], large:
             index += 1
         out.append(Entry("logs/archive/huge.log", data=("\n".join(lines) + "\n").encode(),
                          mtime=BASE_TIME - 60 * 86400))
-    out.append(Entry("current.log", kind="symlink", target="logs/app.log"))
 
 
 def _data(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> None:
@@ -199,10 +227,11 @@ def _data(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> Non
                     f"{rng.choice(PRODUCTS)},{rng.randint(1, 50)},{rng.randint(2, 400)}.{rng.choice(('00', '50', '99'))}")
     out.append(Entry("data/sales.csv", data=("\n".join(rows) + "\n").encode()))
     users = []
+    countries = _pick(rng, COUNTRIES, rng.randint(2, 14))  # how many countries the users come from varies
     for index in range(1, rng.randint(20, 45)):
         first = rng.choice(PEOPLE).split()[0].lower()
         users.append({"id": index, "name": f"{first}{index}", "email": f"{first}{index}@example.org",
-                      "age": rng.randint(18, 70), "country": rng.choice(COUNTRIES), "active": rng.random() < 0.6})
+                      "age": rng.randint(18, 70), "country": rng.choice(countries), "active": rng.random() < 0.6})
     out.append(Entry("data/users.json", data=(json.dumps(users, indent=2) + "\n").encode()))
     out.append(Entry("data/" + rng.choice(("inventory.tsv", "stock.tsv")),
                      data=("sku\tcount\n" + "".join(f"SKU-{n:04d}\t{rng.randint(0, 99)}\n" for n in range(25))).encode()))
@@ -228,30 +257,52 @@ def _configs(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> 
 
 def _downloads(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> None:
     blobs = [bytes(rng.getrandbits(8) for _ in range(rng.randint(200, 2000))) for _ in range(6)]
-    names = ["photo_001.jpg", "photo 002.jpg", "screenshot.png", "diagram final.png", "report.pdf",
-             "My Document.pdf", "notes.txt", "budget 2024.csv", "song.mp3", "archive.zip"]
+    texts = [name for name in DOWNLOADS if not name.endswith(BINARY_SUFFIXES)]
+    names = _pick(rng, texts, rng.randint(1, 3))  # at least one text file: a content search needs one
+    names += _pick(rng, [name for name in DOWNLOADS if name not in texts], rng.randint(4, 9))
     rng.shuffle(names)
     for index, name in enumerate(names):
-        data = blobs[index % len(blobs)] if name.endswith((".jpg", ".png", ".pdf", ".mp3", ".zip")) else \
+        data = blobs[index % len(blobs)] if name.endswith(BINARY_SUFFIXES) else \
             f"{name} keyword-{rng.choice(WORDS)}\n".encode()
         out.append(Entry(f"downloads/{name}", data=data, mtime=BASE_TIME - rng.randint(1, 200) * 86400))
     out.append(Entry("downloads/nested/deep/copy of photo.jpg", data=blobs[0]))
     out.append(Entry("downloads/.hidden_cache", data=b"cache\n"))
-    out.append(Entry("latest", kind="symlink", target="downloads"))
 
 
 def _secrets(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> None:
     out.append(Entry("secrets", kind="dir", mode=0o755))
     out.append(Entry("secrets/id_rsa", data=f"-----BEGIN KEY-----\n{rng.getrandbits(256):064x}\n-----END KEY-----\n"
                      .encode(), mode=0o644))
-    out.append(Entry("secrets/api.token", data=f"{rng.getrandbits(128):032x}\n".encode(), mode=0o666))
+    out.append(Entry("secrets/api.token", data=f"{rng.getrandbits(128):032x}\n".encode(),
+                     mode=rng.choice((0o666, 0o644, 0o646))))
     out.append(Entry("secrets/db.password", data=f"{rng.choice(WORDS)}{rng.randint(100, 999)}\n".encode(),
                      mode=0o640))
 
 
+def _links(rng: random.Random, out: list[Entry]) -> None:
+    """Symbolic links: `current.log -> logs/app.log` always (tools' tests list it), the others come and go with
+    names and targets of their own, one of them dangling. None sits where a task moves, packs or chmods files
+    (downloads/, logs/old/, secrets/, project/scripts/, repo/, bin/)."""
+    out.append(Entry("current.log", kind="symlink", target="logs/app.log"))
+    choices = [
+        (rng.choice(("latest", "inbox", "dl")), "downloads"),
+        ("logs/" + rng.choice(("latest-access.log", "web.log", "requests.log")), "access.log"),
+        ("data/" + rng.choice(("users-latest.json", "people.json", "accounts.json")), "users.json"),
+        ("data/" + rng.choice(("sales-current.csv", "orders.csv")), "sales.csv"),
+        ("config/" + rng.choice(("active.ini", "current.ini", "live.ini")), "app.ini"),
+        ("project/" + rng.choice(("docs-link", "manual", "handbook")), "docs"),
+        ("logs/" + rng.choice(("previous.log", "rotated.log", "yesterday.log")),
+         "old/app-2023-11-" + rng.choice(("29", "30")) + ".log"),  # dangling: that file was deleted long ago
+        ("shortcuts/" + rng.choice(("app.ini", "server-config")), "../config/app.ini"),
+    ]
+    for path, target in choices:
+        if rng.random() < 0.45:
+            out.append(Entry(path, kind="symlink", target=target))
+
+
 def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
     """A git repository with a few commits by different authors, a modified file and an untracked one."""
-    authors = _pick(rng, PEOPLE, 3)
+    authors = _pick(rng, AUTHORS, rng.randint(2, 4))
     with tempfile.TemporaryDirectory(prefix="agentgym-cli-repo-") as temporary:
         root = Path(temporary) / "repo"
         root.mkdir()
@@ -279,7 +330,7 @@ def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
             git("commit", "-q", "-m", f"Add {path}", author=author, when=when)
             commits.append((author, f"Add {path}"))
             when += 3600 * rng.randint(1, 48)
-        for index in range(rng.randint(2, 5)):
+        for index in range(rng.randint(1, 9)):
             path = rng.choice(("app.py", "README.md"))
             with (root / path).open("a") as handle:
                 handle.write(f"# change {index}\n")
@@ -334,7 +385,8 @@ def workspace_name(seed: int, index: int) -> str:
 
 
 def build_workspace(seed: int, index: int) -> Fixture:
-    """Generate workspace `index` of `seed` (deterministic; about 100 entries; every fifth has a 1 MB log)."""
+    """Generate workspace `index` of `seed` (deterministic; about 100 entries, their number and facts
+    varying; every fifth has a 1 MB log)."""
     name = workspace_name(seed, index)
     rng = random.Random(f"agentgym-cli:{GENERATOR_VERSION}:{name}")
     entries: list[Entry] = []
@@ -345,7 +397,11 @@ def build_workspace(seed: int, index: int) -> Fixture:
     _configs(rng, entries, facts)
     _downloads(rng, entries, facts)
     _secrets(rng, entries, facts)
+    _links(rng, entries)
     entries.extend(_repo(rng, facts))
+    loose = {"data/sales.csv", "logs/access.log", "project/.env", "project/README.md"}
+    entries = [dataclasses.replace(e, mode=0o666) if e.path in loose and rng.random() < 0.25 else e
+               for e in entries]  # a few more world-writable files, different ones per workspace
     fixture = Fixture(name=name, entries=entries, facts=facts)
     fixture.tar = pack(entries)
     return fixture

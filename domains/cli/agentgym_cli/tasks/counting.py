@@ -14,11 +14,11 @@ FAMILY = "counting"
 def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
     """Three counting questions on `fixture`."""
     users = json.loads(fixture.text("data/users.json"))
-    project_dirs = {e.path.rsplit("/", 1)[0] for e in fixture.files("project/")} - {"project"}
-    all_dirs = set()
-    for directory in project_dirs:
-        parts = directory.split("/")
-        all_dirs |= {"/".join(parts[:depth]) for depth in range(2, len(parts) + 1)}
+    all_dirs = {e.path for e in fixture.entries if e.kind == "dir" and e.path.startswith("project/")}
+    for entry in fixture.entries:  # the parents of every entry, empty folders' included
+        parts = entry.path.split("/")[:-1]
+        if parts[:1] == ["project"]:
+            all_dirs |= {"/".join(parts[:depth]) for depth in range(2, len(parts) + 1)}
     made: list[TaskSpec] = []
     for template in rng.sample(["files", "python_lines", "log_bytes", "countries", "active_users", "folders"], 3):
         if template == "files":

@@ -24,8 +24,8 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  answer_kind="lines", expected_answer=expected, check_state=False,
                                  difficulty="easy"))
         elif template == "size":
-            sizes = sorted(len(e.data) for e in fixture.files("logs/"))
-            limit = sizes[len(sizes) // 2] + 1
+            sizes = sorted({len(e.data) for e in fixture.files("logs/old/")})
+            limit = rng.choice(sizes[:-1] or sizes) + 1  # below the largest rotated log: which ones pass varies
             expected = [e.path for e in fixture.files("logs/") if len(e.data) > limit]
             made.append(TaskSpec(FAMILY, template, f"Which files under `logs/` are larger than {limit} bytes?",
                                  [shell(f"find logs -type f -size +{limit}c | sort")], answer_kind="lines",
@@ -49,7 +49,8 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  expected_answer=expected, check_state=False, difficulty="easy"))
         elif template == "mtime":
             old = fixture.files("logs/old/")
-            day = rng.randint(5, 20)
+            days = sorted(int(e.path[-6:-4]) for e in old)
+            day = rng.randint(days[0] + 1, days[-1]) if days[-1] > days[0] else days[0]  # the cut-off splits them
             cutoff = BASE_TIME - (32 - day) * 86400 + 12 * 3600  # 2023-12-DD 12:00: no file sits exactly on it
             expected = [e.path for e in old if e.mtime < cutoff]
             stamp = f"2023-12-{day:02d} 12:00"
