@@ -24,8 +24,8 @@ def build(ctx: Context) -> list[Task]:
         tasks.append(ctx.task(
             key=record.id, record=record,
             prompt=f"List every medication {record.describe()} is actively prescribed (MedicationRequest status "
-                   "active). Give each drug once, by name or RxNorm code, as a list; answer \"none found\" if "
-                   "there are none.",
+                   "active). Give each drug once, by name or RxNorm code, as a list (a JSON array, one per line, or "
+                   "separated by commas); answer \"none found\" if there are none.",
             answer=gold, solution=[call("medication_list", patient_id=record.id), submit(names or "none found")],
             verifier=answer_spec("set"), difficulty="easy" if len(gold) <= 1 else "medium",
             metadata={"count": len(gold)}))

@@ -52,8 +52,8 @@ def build(ctx: Context) -> list[Task]:
             key=f"{record.id}:{drug}", record=record,
             prompt=f"{DRUGS[drug].name.capitalize()} is about to be started for {record.describe()}. Interaction "
                    f"rules: {rule_text}. Which of the patient's active medication orders interact with "
-                   f"{DRUGS[drug].name} by these rules? List the id of every such active MedicationRequest, or "
-                   "answer \"none found\".",
+                   f"{DRUGS[drug].name} by these rules? List the id of every such active MedicationRequest (a JSON "
+                   "array, one per line, or separated by commas), or answer \"none found\".",
             answer=gold,
             solution=[call("medication_list", patient_id=record.id), submit(orders or "none found")],
             verifier=answer_spec("set"), difficulty="hard" if gold else "medium",

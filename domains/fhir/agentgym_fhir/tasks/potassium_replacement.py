@@ -15,7 +15,7 @@ RULE = ("Rule: if that potassium is below 3.5 mmol/L, order oral potassium chlor
         "MedicationRequest for this patient, coded with that one RxNorm coding: 10 mEq for every 0.1 mmol/L below "
         "3.5 (dose = (3.5 - K) x 100 mEq; the dose unit mEq, UCUM meq), route oral, once a day (timing frequency 1 "
         "per 1 d), status active, intent order. If it is 3.5 or higher, order nothing. Either way, submit the "
-        "potassium value you used.")
+        "potassium value you used, as recorded (a unit after it is optional).")
 
 
 def dose_for(potassium: float) -> float:

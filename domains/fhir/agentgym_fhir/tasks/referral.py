@@ -63,7 +63,7 @@ def build(ctx: Context) -> list[Task]:
                    f"{comparison} {fmt(threshold)} {unit}, place a referral to {specialty_name} as a ServiceRequest "
                    f"(code SNOMED CT {REFERRAL[0]} \"{REFERRAL[1]}\", performerType SNOMED CT {specialty_code}, "
                    "status active, intent order); otherwise place no referral. Either way, submit the value you "
-                   "based the decision on.",
+                   "based the decision on, as recorded (a unit after it is optional).",
             answer=reading.value, solution=steps,
             verifier={"name": "fhir_write", "params": {"expected": [spec] if refer else [],
                                                        "answer": {"gold": reading.value, "kind": "number",
