@@ -42,7 +42,10 @@ from typing import Any
 RARE_SHARE = 0.1  # a core word in fewer of the family's prompts than this is a value
 SIMILAR = 0.7  # core words matching this much make two prompts one template
 BOILERPLATE_SHARE = 0.5  # a sentence in this share of a family's prompts is instructions, not question
-MIN_TASKS = 4  # templates with fewer tasks in a split are judged on both splits together (see `judged_groups`)
+# A template with fewer tasks in a split is judged on both splits together (`judged_groups`): among a handful of
+# tasks a fair template's answer repeats by chance (a guess right 35% of the time wins 3 of 5 tasks one time in
+# four), so a share above one half there says nothing. With 8 tasks that happens under 5% of the time.
+MIN_TASKS = 8
 
 _OPTIONS = re.compile(r"(Options:)\s.*?(?=\n\s*\n|\s{2,}Answer with|\Z)", re.DOTALL)
 _QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|(?<![\w'])'[^'\n]*'(?!\w)")

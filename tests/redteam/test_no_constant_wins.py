@@ -5,8 +5,9 @@ Per family (the first two tests): each family's most common gold answer, "none",
 tasks of a family whose prompts are equal once the generator's values are taken out
 (`prompt_templates.template_groups`), each played with the natural guesses learned from the template's other
 tasks (the most common gold, the common items of list answers, option letters) and the fixed constants, on the
-train split and on the test split, for every env the registry knows. `make test` samples a few tasks per
-template; `make test-slow` plays every task. `bench/redteam.py` prints both tables.
+train split and on the test split, for every env the registry knows, on every task (seconds; CLI-v0's answer
+templates scored by the verifier directly under `make test`, every guess played through `step` under `make
+test-slow`). `bench/redteam.py` prints both tables.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from prompt_templates import constant_template_table, env_ids
 from redteam_support import ENV_IDS, constant_answer_table, require_backend
 
 CHANCE_CEILING = 0.5
-FAST_PER_TEMPLATE = 8  # judged tasks per template under `make test`
 
 
 def _check(env_id: str, per_family: int | None) -> None:
@@ -44,15 +44,15 @@ def test_no_family_is_solved_by_a_constant_on_every_task(env_id: str) -> None:
     _check(env_id, None)
 
 
-def _check_templates(env_id: str, split: str, per_template: int | None) -> None:
+def _check_templates(env_id: str, split: str, *, every_step: bool) -> None:
     kwargs: dict[str, Any] = {}
     if env_id == "CLI-v0":
         require_backend("docker")
         kwargs["backend"] = "docker"
         # A CLI episode starts a sandbox (seconds each when loaded): `make test` scores its answer templates with
         # the registered verifier directly (it reads the answer alone there); the slow suite plays every step.
-        kwargs["answers_only"] = per_template is not None
-    table = constant_template_table(env_id, split=split, per_template=per_template, **kwargs)
+        kwargs["answers_only"] = not every_step
+    table = constant_template_table(env_id, split=split, **kwargs)
     assert table, f"{env_id} has no tasks"
     beaten = {key: (row["tasks"], row["judged"], row["best_constant"], round(row["best_share"], 3))
               for key, row in table.items() if row["best_share"] > CHANCE_CEILING and row["judged"] != "too few"}
@@ -68,14 +68,14 @@ def test_every_registered_env_is_checked() -> None:
 @pytest.mark.parametrize("split", ["train", "test"])
 @pytest.mark.parametrize("env_id", env_ids())
 def test_no_prompt_template_is_solved_by_a_constant(env_id: str, split: str) -> None:
-    _check_templates(env_id, split, FAST_PER_TEMPLATE)
+    _check_templates(env_id, split, every_step=False)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["train", "test"])
 @pytest.mark.parametrize("env_id", env_ids())
 def test_no_prompt_template_is_solved_by_a_constant_on_every_task(env_id: str, split: str) -> None:
-    _check_templates(env_id, split, None)
+    _check_templates(env_id, split, every_step=True)
 
 
 # The constant answers issue 25 found winning every task of their template (CLI-v0's fixtures always held six

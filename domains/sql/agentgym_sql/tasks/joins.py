@@ -50,6 +50,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         select = f"COUNT(DISTINCT {alias}.{reported.key.name})" if counting and reported.key else \
             f"DISTINCT {alias}.{column.name}"
         gold = f"SELECT {select} FROM {start_table.name} AS t0 {' '.join(joins)} WHERE {condition.sql}"
+        everything = f"SELECT {select} FROM {reported.name} AS {alias}"
+        if sorted(map(repr, ctx.run(gold))) == sorted(map(repr, ctx.run(everything))):
+            continue  # the filter keeps every reported row: the whole list would answer without reading the filter
         via = " and ".join(t.plural for t in [p[2] for p in path[:-1]]) if length > 1 else ""
         link = f" (through their {via})" if via else ""
         if counting:
