@@ -24,10 +24,14 @@ family whose prompts are equal once the values a generator fills in are taken ou
 Steps 1 to 6 read one prompt; steps 7 to 9 read the family's prompts (`template_groups`), over every split, so
 a template has the same key in train and test.
 
-For each template the *natural guesses* are: the most common gold answer; for list answers also the list of the
-items found in at least half of the golds, and the most frequent items as many as a typical gold holds; plus
-the fixed constants of `redteam_support.CONSTANTS`. `bench/redteam.py` prints the table and
-`tests/redteam/test_no_constant_wins.py` asserts that no guess wins more than half of a template's tasks.
+For each template, on each split, the *guesses* are: the most common gold answer of the tasks judged (the literal
+rule) and of the template's train tasks (what a policy trained on the family has seen); for list answers also
+the items found in at least half of those golds, and the most frequent items as many as a typical gold holds;
+a one-cell table also as its value, and as a constant query for SQL's `submit(sql)`; option letters A-C for a
+multiple-choice prompt; and `FIXED_CONSTANTS` ("none", "yes", "no", 0, "", []). A template with fewer than
+`MIN_TASKS` tasks in the split is judged on both splits, one with fewer in all is reported as "too few".
+`bench/redteam.py` prints the table and `tests/redteam/test_no_constant_wins.py` asserts that no guess wins more
+than half of a template's judged tasks, on train and on test, for every env the registry knows.
 """
 
 from __future__ import annotations
