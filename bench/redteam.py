@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "redteam"))
 
 from prompt_templates import constant_template_table, env_ids
-from redteam_support import ENV_IDS, all_attacks, constant_answer_table, run
+from redteam_support import all_attacks, constant_answer_table, run
 
 from agentgym.sandbox.backends import docker_problem
 
@@ -112,7 +112,7 @@ def main() -> int:
                for env_id, families in sorted(table.items())}
     constants: dict[str, Any] = {}
     per_family = arguments.constants_per_family or None
-    for env_id in ENV_IDS:
+    for env_id in env_ids():
         kwargs = _env_kwargs(env_id, "constants", skipped)
         if kwargs is None:
             continue
