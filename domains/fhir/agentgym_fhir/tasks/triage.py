@@ -45,5 +45,8 @@ def build(ctx: Context) -> list[Task]:
                           submit(answer)],
                 verifier=answer_spec("number", tolerance=0), difficulty="medium" if answer == 4 else "hard",
                 metadata={"vitals": values})))
-    # most people are well: without balancing, "4" would be right for most tasks
-    return balance(candidates, ctx.rng)
+    # most people are well: without balancing, "4" would be right for most tasks. Each split is balanced on its
+    # own, so that no level is the answer of more than half the test tasks either (a split is a few patients).
+    kept = {id(task) for split in ("train", "test")
+            for task in balance([(answer, task) for answer, task in candidates if task.split == split], ctx.rng)}
+    return [task for _answer, task in candidates if id(task) in kept]
