@@ -1,8 +1,10 @@
 """Importers for Spider and BIRD: `agentgym tasks import spider|bird DIR --out T.jsonl`.
 
 Both read the benchmark's question files and SQLite databases from a directory the user gives. Every gold
-query is run (read-only, with a timeout) on its database: its result becomes the answer, and a gold query
-that fails is reported with the reason and left out. Imported tasks point at the SQLite file by absolute path,
+query is run twice (read-only, measured in SQLite steps) on its database: its result becomes the answer. A
+gold query that fails, whose two runs disagree (random(), an unordered LIMIT), or that costs more than a
+tenth of the env's query limit (so a right answer would come near being stopped) is reported with the
+reason and left out. Imported tasks point at the SQLite file by absolute path,
 so `gym.make("SQL-v0", tasks="T.jsonl")` runs them where the files are.
 
 Spider: `*.json` lists of `{"db_id", "question", "query"}` and `database/<db_id>/<db_id>.sqlite`.
@@ -29,13 +31,15 @@ import click
 
 from agentgym import Task, VerifierSpec, save_tasks
 
-from .data.engines import SqlError, SqliteEngine, split_statements
+from .data.engines import DEFAULT_MAX_STEPS, GOLD_STEP_SHARE, SqlError, SqliteEngine, split_statements
 from .tasks import prompt_for
-from .verify import ANSWER_FORMAT, consistent_with_order, normalize_rows
+from .verify import ANSWER_FORMAT, compare, consistent_with_order, normalize_rows
 
 MAX_STORED_ROWS = 1000  # larger gold results are recomputed at verification instead of stored
 DATABASE_FOLDERS = ("database", "dev_databases", "train_databases", "databases", "test_database", "test_databases")
 BIRD_LEVELS = ("simple", "moderate", "challenging")
+MAX_GOLD_STEPS = DEFAULT_MAX_STEPS // GOLD_STEP_SHARE  # a gold costs at most a tenth of an agent's query limit
+MEASURE_STEPS = DEFAULT_MAX_STEPS * GOLD_STEP_SHARE  # how far a gold is run to measure (and report) its cost
 
 
 @dataclass
@@ -271,9 +275,21 @@ def import_examples(root: Path, examples: Iterable[tuple[str, str, Any]], *, kin
                 continue
             engine = engines.get(database) or engines.setdefault(database, SqliteEngine(database, timeout_s))
             try:
-                rows = normalize_rows(engine.execute(gold, max_rows=None).rows)
+                rows = normalize_rows(engine.execute(gold, max_rows=None, max_steps=MEASURE_STEPS).rows)
+                cost = engine.last_steps
+                again = normalize_rows(engine.execute(gold, max_rows=None, max_steps=MEASURE_STEPS).rows)
             except SqlError as error:
                 report.failures.append((example_id, f"gold query fails: {error}"))
+                continue
+            if cost > MAX_GOLD_STEPS:
+                report.failures.append((example_id, (
+                    f"gold query too costly: {cost:,} SQLite steps, more than a tenth of the env's query limit "
+                    f"({DEFAULT_MAX_STEPS:,}); a right answer would come close to being stopped")))
+                continue
+            if not same_result(rows, again, ordered=orders_result(gold)):
+                report.failures.append((example_id, (
+                    "gold result differs between two runs: the task has no fixed answer (random(), an unordered "
+                    f"LIMIT or similar); first run {len(rows)} rows, second {len(again)}")))
                 continue
             if not rows:
                 # Every query that returns nothing (`SELECT 1 WHERE 0`) would equal such a gold.
@@ -310,6 +326,11 @@ def import_examples(root: Path, examples: Iterable[tuple[str, str, Any]], *, kin
         for engine in engines.values():
             engine.close()
     return report
+
+
+def same_result(first: list[list[Any]], second: list[list[Any]], *, ordered: bool) -> bool:
+    """Whether two runs of a gold gave the same rows (in the same order when its order counts)."""
+    return bool(compare(second, first)["ordered" if ordered else "multiset"])
 
 
 def tie_params(engine: SqliteEngine, gold: str, rows: list[list[Any]], match: str, example_id: str,

@@ -1,8 +1,8 @@
 """Task families and `generate`, which turns them into validated `Task`s over the generated databases.
 
 Each family module (one per file) exposes `FAMILY` and `generate(context, count) -> list[Draft]`. `generate`
-runs every draft's gold query on SQLite, drops drafts that fail, return nothing or too many rows, stores the
-normalised result as the answer, and transpiles the gold to DuckDB and PostgreSQL with sqlglot (or uses the
+runs every draft's gold query on SQLite, drops drafts that fail, return nothing or too many rows, or cost more
+than a tenth of the env's query limit (SQLite steps; reported on stderr), stores the normalised result as the answer, and transpiles the gold to DuckDB and PostgreSQL with sqlglot (or uses the
 family's hand-written override where transpiling is not faithful). Splits follow the databases: train tasks use
 retail, hospital, flights and hr; test tasks use school and finance, so no database is in both.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,18 +21,21 @@ import sqlglot
 from agentgym import Task, VerifierSpec, load_tasks, save_tasks
 
 from ..data import DATABASES, cache_dir, ensure_sqlite
+from ..data.engines import DEFAULT_MAX_STEPS, GOLD_STEP_SHARE
 from ..verify import ANSWER_FORMAT, normalize_rows
 from . import aggregates, dates, filters, group_having, joins, nested, nulls, set_ops, topk_ties, windows
-from .base import Context, Draft
+from .base import Context, Draft, answer_contract
 
 FAMILY_MODULES = (filters, aggregates, group_having, joins, nested, windows, dates, topk_ties, nulls, set_ops)
 FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
 DIALECTS = ("sqlite", "duckdb", "postgres")
 MAX_ANSWER_ROWS = 200
-TASKS_VERSION = 4  # bump when families change so cached task files are regenerated
+MAX_GOLD_STEPS = DEFAULT_MAX_STEPS // GOLD_STEP_SHARE  # a gold costs at most a tenth of an agent's query limit
+TASKS_VERSION = 5  # bump when families change so cached task files are regenerated
 
 SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
-                   "answers the question.")
+                   "answers the question. Only the result's values are compared: column names do not matter, and "
+                   "columns may come in any order unless the question fixes it.")
 ANSWER_INSTRUCTION = ("Explore the database with the tools, find the answer, then call submit_answer(value) with "
                       "the value itself.")
 
@@ -43,8 +47,8 @@ def transpile(sql: str, source: str, target: str) -> str:
     return sqlglot.transpile(sql, read=source, write=target, unsupported_level=sqlglot.ErrorLevel.IGNORE)[0]
 
 
-def prompt_for(database: str, question: str, evidence: str | None, answer_mode: bool) -> str:
-    lines = [f"Database: {database}", f"Question: {question}"]
+def prompt_for(database: str, question: str, evidence: str | None, answer_mode: bool, contract: str = "") -> str:
+    lines = [f"Database: {database}", f"Question: {question}" + (f" {contract}" if contract else "")]
     if evidence:
         lines.append(f"Evidence: {evidence}")
     lines.append(ANSWER_INSTRUCTION if answer_mode else SQL_INSTRUCTION)
@@ -64,11 +68,12 @@ def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[
         domain="sql",
         family=draft.family,
         split=split,
-        prompt=prompt_for(database, draft.question, draft.evidence, draft.answer_mode),
+        prompt=prompt_for(database, draft.question, draft.evidence, draft.answer_mode, answer_contract(draft)),
         answer=rows,
         solution=solution,
-        verifier=VerifierSpec(name="sql_execution", params={"match": draft.match,
-                                                            "mode": "answer" if draft.answer_mode else "sql"}),
+        verifier=VerifierSpec(name="sql_execution", params={
+            "match": draft.match, "mode": "answer" if draft.answer_mode else "sql",
+            **({"column_order": "fixed"} if draft.column_order == "fixed" else {})}),
         metadata={"database": database, "db_seed": db_seed, "dialect": "sqlite", "gold_sql": gold,
                   "question": draft.question, "evidence": draft.evidence, "answer_format": ANSWER_FORMAT},
         difficulty=draft.difficulty,
@@ -94,6 +99,7 @@ def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str]
     wanted_databases = _names(databases, tuple(DATABASES), "database")
     per_family, db_seed = int(per_family), int(db_seed)
     tasks: list[Task] = []
+    too_costly: list[str] = []
     for name in wanted_databases:
         spec = DATABASES[name]
         if split is not None and spec.split != split:
@@ -114,16 +120,24 @@ def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str]
                         continue
                     seen.add(draft.gold)
                     try:
-                        rows = normalize_rows(context.run(draft.gold))
+                        result, steps = context.run_counted(draft.gold)
+                        rows = normalize_rows(result)
                     except Exception as error:  # a family bug: fail loudly rather than ship a broken task
                         raise RuntimeError(f"{module.FAMILY} on {name} wrote a failing gold query: {draft.gold}\n"
                                            f"{error}") from error
                     if not rows or len(rows) > MAX_ANSWER_ROWS or all(c is None for r in rows for c in r):
                         continue
+                    if steps > MAX_GOLD_STEPS:  # the gold must sit far below the env's query limit
+                        too_costly.append(f"{name}/{module.FAMILY}: {steps:,} steps: {draft.gold[:200]}")
+                        continue
                     tasks.append(_task(draft, name, spec.split, number, rows, db_seed))
                     number += 1
             finally:
                 context.close()
+    if too_costly:
+        print(f"agentgym: left out {len(too_costly)} SQL-v0 drafts whose gold costs more than a tenth of the query "
+              f"limit ({MAX_GOLD_STEPS:,} of {DEFAULT_MAX_STEPS:,} SQLite steps):", *too_costly[:10], sep="\n  ",
+              file=sys.stderr)
     return tasks
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Context, Draft, with_evidence
+from .base import Context, Draft, skip_missing, with_evidence
 
 FAMILY = "aggregates"
 
@@ -23,6 +23,7 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         where = f" WHERE {condition.sql}" if condition else ""
         scope = f"{table.plural} {condition.phrase}" if condition else f"all {table.plural}"
         measures = table.with_role("measure")
+        notes: tuple[str, ...] = ()
         kind = rng.choice(("count",) + (("sum", "avg", "min", "max") if measures else ()))
         if kind == "count":
             gold = f"SELECT COUNT(*) FROM {table.name}{where}"
@@ -41,7 +42,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             ))
             if kind == "avg":
                 question += " Round to 2 decimal places."
+            notes = (skip_missing(table, measure),)
         drafts.append(Draft(FAMILY, question, gold, match="multiset",
                             difficulty="simple" if condition is None or not table.large else "moderate",
-                            evidence=with_evidence(rng, condition), answer_mode=rng.random() < 0.5))
+                            evidence=with_evidence(rng, condition), answer_mode=rng.random() < 0.5,
+                            notes=notes, single=True))
     return drafts

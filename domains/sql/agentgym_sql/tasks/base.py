@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..data.engines import STEPS_PER_CHECK
 from ..data.schema import Column, DatabaseSpec, Table
 
 Match = str  # "set" | "multiset" | "ordered"
@@ -24,6 +25,11 @@ class Draft:
 
     `overrides` maps a dialect to a hand-written gold query where sqlglot's transpilation of the SQLite one
     would not be faithful (date arithmetic). `answer_mode` makes it a question answered with `submit_answer`.
+
+    The prompt states every reading the gold takes (see `answer_contract`): `notes` say what the question alone
+    leaves open (groups with no rows left out, rows with a missing value skipped, rounding); `single` marks a
+    one-row answer (no word on row order); `column_order="fixed"` when the question fixes the columns' order
+    (columns of the same kind that only their position tells apart), else any order is accepted.
     """
 
     family: str
@@ -34,6 +40,39 @@ class Draft:
     evidence: str | None = None
     overrides: dict[str, str] = field(default_factory=dict)
     answer_mode: bool = False
+    notes: tuple[str, ...] = ()
+    single: bool = False
+    column_order: str = "any"
+
+
+ROW_ORDER_NOTES = {
+    "set": "Rows may come in any order; repeated rows do not matter.",
+    "multiset": "Rows may come in any order, but repeated rows count: give one row per item the question asks for.",
+    "ordered": "Row order matters: order the rows as the question says.",
+}
+
+
+def answer_contract(draft: Draft) -> str:
+    """The sentences that close every reading the gold takes and the question leaves open."""
+    parts = [note for note in draft.notes if note]
+    if not draft.single and not draft.answer_mode:
+        parts.append(ROW_ORDER_NOTES[draft.match])
+    return " ".join(parts)
+
+
+def skip_missing(table: Table, column: Column) -> str:
+    """The note for a gold that leaves out rows where `column` is NULL (empty when it never is)."""
+    return f"Leave out {table.plural} with no {column.words}." if column.nullable else ""
+
+
+def group_note(table: Table, group: Column) -> str:
+    """The note for a gold that groups by `group` and leaves out the group of missing values."""
+    return (f"Leave out {table.plural} with no {group.words} (they form no group)." if group.nullable else "")
+
+
+def months_note(table: Table) -> str:
+    """The note for a per-month gold: months without rows are absent, not zero."""
+    return f"Only months with at least one such {table.noun} appear: leave out months with none (no zero rows)."
 
 
 @dataclass
@@ -69,6 +108,21 @@ class Context:
 
     def run(self, sql: str) -> list[tuple[Any, ...]]:
         return self.connection.execute(sql).fetchall()
+
+    def run_counted(self, sql: str) -> tuple[list[tuple[Any, ...]], int]:
+        """`run(sql)` and what it cost in SQLite virtual-machine steps (to `STEPS_PER_CHECK`), the unit of the
+        env's query limit."""
+        checks = [0]
+
+        def count() -> int:
+            checks[0] += 1
+            return 0
+
+        self.connection.set_progress_handler(count, STEPS_PER_CHECK)
+        try:
+            return self.run(sql), checks[0] * STEPS_PER_CHECK
+        finally:
+            self.connection.set_progress_handler(None, 0)
 
     # ------------------------------------------------------------------ schema queries
     def tables(self, *roles: str, large: bool = False) -> list[Table]:

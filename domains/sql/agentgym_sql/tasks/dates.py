@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Context, Draft, with_evidence
+from .base import Context, Draft, months_note, with_evidence
 
 FAMILY = "dates"
 
@@ -42,7 +42,7 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 f"Count the {scope} whose {date.words} falls in the year {year}.",
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="simple" if not condition else "moderate",
-                                evidence=with_evidence(rng, condition), answer_mode=rng.random() < 0.5))
+                                evidence=with_evidence(rng, condition), answer_mode=rng.random() < 0.5, single=True))
         elif kind == "window":
             month = rng.randint(1, 10)
             start = f"{year}-{month:02d}-01"
@@ -54,7 +54,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"Between {start} (inclusive) and {end} (exclusive), how many {table.plural} are there by "
                 f"{date.words}?"),
             ))
-            drafts.append(Draft(FAMILY, question, gold, difficulty="simple", answer_mode=rng.random() < 0.5))
+            drafts.append(Draft(FAMILY, question, gold, difficulty="simple", answer_mode=rng.random() < 0.5,
+                                single=True))
         elif kind == "per_month":
             gold = (f"SELECT STRFTIME('%m', {date.name}) AS month, COUNT(*) FROM {table.name} WHERE "
                     f"STRFTIME('%Y', {date.name}) = '{year}' GROUP BY month ORDER BY month")
@@ -64,7 +65,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"For each month of {year}, how many {table.plural} have their {date.words} in it? Return the "
                 "month as '01'..'12' and the count, ordered by month."),
             ))
-            drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="moderate"))
+            drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="moderate",
+                                notes=(months_note(table),)))
         elif len(dates) >= 2:
             start_column, end_column = dates[0], dates[1]
             # Plain range comparisons: the override queries reuse this text verbatim in every dialect.
@@ -86,5 +88,5 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="challenging", overrides=overrides,
                                 evidence="a day has 24 hours; dates without a time count from midnight"
-                                if rng.random() < 0.5 else None, answer_mode=rng.random() < 0.4))
+                                if rng.random() < 0.5 else None, answer_mode=rng.random() < 0.4, single=True))
     return drafts

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Context, Draft, quote, with_evidence
+from .base import Context, Draft, group_note, quote, with_evidence
 
 FAMILY = "group_having"
 
@@ -23,6 +23,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         measures = table.with_role("measure")
         condition = ctx.condition(table, kinds=("measure", "date"), avoid=(group.name,)) if rng.random() < 0.4 else None
         where = f" WHERE {condition.sql}" if condition else ""
+        if group.nullable:  # the NULL group is no value of the column: left out, and the prompt says so
+            where = f"{where} AND {group.name} IS NOT NULL" if where else f" WHERE {group.name} IS NOT NULL"
+        notes = [group_note(table, group)]
         scope = f"{table.plural} {condition.phrase}" if condition else table.plural
         if measures and rng.random() < 0.5:
             measure = rng.choice(measures)
@@ -39,6 +42,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"Which {group.words} values have an average {measure.words} above {quote(cut)} among {scope}? "
                 "Return each with its average rounded to 2 decimals."),
             ))
+            notes.append("Compare the average before rounding with the threshold." + (
+                f" The average skips missing {measure.words} values." if measure.nullable else ""))
         else:
             counts = sorted(row[0] for row in ctx.run(
                 f"SELECT COUNT(*) FROM {table.name}{where} GROUP BY {group.name}"))
@@ -55,5 +60,5 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             ))
         drafts.append(Draft(FAMILY, question, gold, match="set",
                             difficulty="moderate" if condition is None else "challenging",
-                            evidence=with_evidence(rng, condition)))
+                            evidence=with_evidence(rng, condition), notes=tuple(notes)))
     return drafts

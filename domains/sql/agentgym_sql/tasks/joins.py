@@ -72,5 +72,5 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             ))
         drafts.append(Draft(FAMILY, question, gold, match="set",
                             difficulty="moderate" if length == 1 else "challenging",
-                            evidence=with_evidence(rng, condition)))
+                            evidence=with_evidence(rng, condition), single=select.startswith("COUNT")))
     return drafts

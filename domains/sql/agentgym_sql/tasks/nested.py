@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Condition, Context, Draft, output_column, with_evidence
+from .base import Condition, Context, Draft, group_note, output_column, skip_missing, with_evidence
 
 FAMILY = "nested"
 
@@ -38,7 +38,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 f"the group's mean {measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
-                                evidence=with_evidence(rng, condition)))
+                                evidence=with_evidence(rng, condition),
+                                notes=(f"The average skips missing {measure.words} values, and {table.plural} with "
+                                       f"no {measure.words} are not above it." if measure.nullable else "",)))
         elif kind in ("exists", "not_in") and edges:
             child, fk, parent, key = rng.choice(edges)
             column, words = output_column(parent)
@@ -75,8 +77,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             group, measure = rng.choice(groups), rng.choice(table.with_role("measure"))
             column, words = output_column(table)
             # Joined to the per-group maximum rather than correlated: the same answer without a quadratic scan.
+            # The join on the group leaves out the group of missing values (NULL = NULL is not true): said below.
             gold = (f"SELECT t.{group.name}, t.{column.name}, t.{measure.name} FROM {table.name} AS t JOIN "
-                    f"(SELECT {group.name}, MAX({measure.name}) AS top FROM {table.name} GROUP BY {group.name}) AS best "
+                    f"(SELECT {group.name}, MAX({measure.name}) AS top FROM {table.name}"
+                    f"{f' WHERE {group.name} IS NOT NULL' if group.nullable else ''} GROUP BY {group.name}) AS best "
                     f"ON t.{group.name} = best.{group.name} AND t.{measure.name} = best.top")
             question = rng.choice((
                 (f"For each {group.words}, which {table.noun} has the highest {measure.words}? Show the "
@@ -84,5 +88,6 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"Find, per {group.words}, the {table.plural} whose {measure.words} equals the maximum within "
                 f"that {group.words} (all ties). Return {group.words}, {words}, {measure.words}."),
             ))
-            drafts.append(Draft(FAMILY, question, gold, difficulty="challenging"))
+            drafts.append(Draft(FAMILY, question, gold, difficulty="challenging",
+                                notes=(group_note(table, group), skip_missing(table, measure))))
     return drafts

@@ -28,7 +28,7 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             question = rng.choice((f"How many {scope} have no {words} recorded?",
                                    f"Count the {scope} whose {words} is missing."))
             drafts.append(Draft(FAMILY, question, gold, difficulty="simple", answer_mode=rng.random() < 0.5,
-                                evidence=with_evidence(rng, condition)))
+                                evidence=with_evidence(rng, condition), single=True))
         elif kind == "count_present":
             gold = f"SELECT COUNT(*), COUNT({column.name}) FROM {table.name}"
             question = rng.choice((
@@ -36,7 +36,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 "counts."),
                 f"Give the total number of {table.plural} and the number with a non-missing {words}.",
             ))
-            drafts.append(Draft(FAMILY, question, gold, difficulty="moderate"))
+            drafts.append(Draft(FAMILY, question, gold, difficulty="moderate", single=True, column_order="fixed",
+                                notes=((f"Return two columns in this order: the total, then the number with a "
+                                       f"{words}."),)))
         elif kind == "coalesce_avg" and column.role == "measure":
             gold = (f"SELECT ROUND(AVG({column.name}), 2), ROUND(AVG(COALESCE({column.name}, 0)), 2) "
                     f"FROM {table.name}")
@@ -48,7 +50,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             ))
             drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
                                 evidence="AVG skips NULLs; COALESCE(x, 0) turns them into zeros"
-                                if rng.random() < 0.4 else None))
+                                if rng.random() < 0.4 else None, single=True, column_order="fixed",
+                                notes=(("Return two columns in this order: the average that skips missing values, "
+                                       "then the one that counts them as 0."),)))
         elif kind == "list_missing":
             output, output_words = output_column(table)
             if output is column:

@@ -20,15 +20,21 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             break
         operation = rng.choice(("UNION", "INTERSECT", "EXCEPT"))
         if shared and rng.random() < 0.3:
-            first, second, column_a, column_b = rng.choice(shared)
-            gold = f"SELECT {column_a.name} FROM {first.name} {operation} SELECT {column_b.name} FROM {second.name}"
+            left, right, column_a, column_b = rng.choice(shared)
+            # Missing values are no value of the column: left out on both sides, and the prompt says so.
+            keep_a = f" WHERE {column_a.name} IS NOT NULL" if column_a.nullable else ""
+            keep_b = f" WHERE {column_b.name} IS NOT NULL" if column_b.nullable else ""
+            gold = (f"SELECT {column_a.name} FROM {left.name}{keep_a} {operation} SELECT {column_b.name} FROM "
+                    f"{right.name}{keep_b}")
             words = column_a.words
             question = {
-                "UNION": f"Which {words} values appear among {first.plural} or among {second.plural}?",
-                "INTERSECT": f"Which {words} values appear among both {first.plural} and {second.plural}?",
-                "EXCEPT": f"Which {words} values appear among {first.plural} but never among {second.plural}?",
+                "UNION": f"Which {words} values appear among {left.plural} or among {right.plural}?",
+                "INTERSECT": f"Which {words} values appear among both {left.plural} and {right.plural}?",
+                "EXCEPT": f"Which {words} values appear among {left.plural} but never among {right.plural}?",
             }[operation] + " List each value once, exactly as stored."
-            drafts.append(Draft(FAMILY, question, gold, difficulty="moderate"))
+            drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
+                                notes=("A missing (NULL) value is not a value: leave it out."
+                                       if keep_a or keep_b else "",)))
             continue
         table = ctx.pick_table()
         if table is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Context, Draft, output_column, with_evidence
+from .base import Context, Draft, group_note, output_column, skip_missing, with_evidence
 
 FAMILY = "topk_ties"
 
@@ -32,7 +32,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 f"Give the {words} of all {scope} sharing the {word} {measure.words}.",
             ))
             drafts.append(Draft(FAMILY, question, gold, match="multiset", difficulty="moderate",
-                                evidence=with_evidence(rng, condition)))
+                                evidence=with_evidence(rng, condition),
+                                notes=((f"Give one row per {table.noun}: two of them with the same {words} make "
+                                       "two rows."),)))
         elif kind == "top_k_ties":
             k = rng.choice((3, 5, 10))
             gold = (f"SELECT {column.name}, {measure.name} FROM (SELECT {column.name}, {measure.name}, RANK() OVER "
@@ -45,7 +47,7 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 f"{measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="multiset", difficulty="challenging",
-                                evidence=with_evidence(rng, condition)))
+                                evidence=with_evidence(rng, condition), notes=(skip_missing(table, measure),)))
         elif kind == "ordered_top_k" and table.key is not None:
             k = rng.choice((3, 5, 8))
             key = table.key
@@ -58,18 +60,20 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 f"first {k}: {words} and {measure.words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="moderate",
-                                evidence=with_evidence(rng, condition)))
+                                evidence=with_evidence(rng, condition), notes=(skip_missing(table, measure),)))
         else:
             groups = [c for c in table.with_role("category") if not c.messy]
             if not groups:
                 continue
             group = rng.choice(groups)
-            gold = (f"SELECT {group.name} FROM {table.name} GROUP BY {group.name} HAVING COUNT(*) = (SELECT MAX(n) "
-                    f"FROM (SELECT COUNT(*) AS n FROM {table.name} GROUP BY {group.name}) AS counts)")
+            present = f" WHERE {group.name} IS NOT NULL" if group.nullable else ""
+            gold = (f"SELECT {group.name} FROM {table.name}{present} GROUP BY {group.name} HAVING COUNT(*) = "
+                    f"(SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM {table.name}{present} GROUP BY {group.name}) "
+                    "AS counts)")
             question = rng.choice((
                 f"Which {group.words} is the most common among {table.plural}? If several tie, list them all.",
                 f"Find the {group.words} value(s) with the most {table.plural}, including ties.",
             ))
             drafts.append(Draft(FAMILY, question, gold, match="set", difficulty="moderate",
-                                answer_mode=False))
+                                answer_mode=False, notes=(group_note(table, group),)))
     return drafts

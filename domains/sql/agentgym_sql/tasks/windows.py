@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Context, Draft, output_column, with_evidence
+from .base import Context, Draft, group_note, months_note, output_column, skip_missing, with_evidence
 
 FAMILY = "windows"
 
@@ -26,7 +26,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             places = rng.choice((1, 2, 3))
             gold = (f"SELECT {group.name}, {column.name}, {measure.name} FROM (SELECT {group.name}, {column.name}, "
                     f"{measure.name}, RANK() OVER (PARTITION BY {group.name} ORDER BY {measure.name} DESC) AS "
-                    f"position FROM {table.name} WHERE {measure.name} IS NOT NULL) AS ranked WHERE position <= "
+                    f"position FROM {table.name} WHERE {measure.name} IS NOT NULL"
+                    f"{f' AND {group.name} IS NOT NULL' if group.nullable else ''}) AS ranked WHERE position <= "
                     f"{places}")
             top = "highest" if places == 1 else f"{places} highest"
             question = rng.choice((
@@ -35,7 +36,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"Using a rank per {group.words}, list the {table.plural} with the {top} {measure.words} values "
                 f"(ties included). Show {group.words}, {words} and {measure.words}."),
             ))
-            drafts.append(Draft(FAMILY, question, gold, difficulty="challenging"))
+            drafts.append(Draft(FAMILY, question, gold, difficulty="challenging",
+                                notes=(group_note(table, group), skip_missing(table, measure))))
         elif kind == "running_total":
             table = ctx.pick_table("date")
             if table is None:
@@ -56,7 +58,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             ))
             drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="challenging",
                                 evidence="month is the two-digit month of the date, e.g. '03'"
-                                if rng.random() < 0.5 else None))
+                                if rng.random() < 0.5 else None,
+                                notes=(months_note(table),)))
         else:
             table = ctx.pick_table("measure")
             if table is None:
@@ -78,5 +81,5 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 f"together with its {words}."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="multiset", difficulty="challenging",
-                                evidence=with_evidence(rng, condition)))
+                                evidence=with_evidence(rng, condition), notes=(skip_missing(table, measure),)))
     return drafts
