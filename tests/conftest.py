@@ -1,7 +1,8 @@
 """Session-wide test hooks: one short summary at the end of the run of what was skipped, and how to enable it.
 
 A newcomer should not have to dig skip reasons out of the log: skips are grouped by the service or data they
-wanted, each group with the one command that provides it.
+wanted, one line per group with the one command that provides it and one example reason (pytest's own
+per-test SKIPPED lines are off: `-r fEX` in pyproject.toml, so fifty tests that want Docker read as one line).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ _WANTS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("docker",), "a Docker daemon and the sandbox image", "make services  (or: sudo bash .ci/setup-docker.sh)"),
     (("postgres",), "the PostgreSQL server binaries", "make services  (or: sudo apt-get install -y postgresql)"),
     (("sample", "synthea", "spider", "intercode"), "the public data samples beside the clone",
-     "put the samples at ../shared/data/samples (see README, Tests)"),
+     "put the samples at ../shared/data/samples (README, section Tests)"),
     (("chromium",), "a headless browser (Debian's chromium)", "make services  (or: sudo apt-get install -y chromium)"),
     (("openenv", "mcp sdk", "serve extra"), "the serving packages", "pip install -e '.[serve]'  (make install does)"),
     (("root", "per user id"), "root (the local sandbox drops to its own uid)", "run the tests as root"),
@@ -66,7 +67,12 @@ def _category(reason: str) -> tuple[str, str]:
     for words, wanted, command in _WANTS:
         if any(word in lowered for word in words):
             return wanted, command
-    return "other things (see the SKIPPED lines above)", ""
+    return "", ""
+
+
+def _one_line(reason: str, limit: int = 160) -> str:
+    text = " ".join(reason.removeprefix("Skipped: ").split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -76,14 +82,24 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     passed = len(reports.get("passed", []))
     failed = len(reports.get("failed", [])) + len(reports.get("error", []))
     skipped = reports.get("skipped", [])
-    groups: Counter[tuple[str, str]] = Counter()
+    # A known want groups its skips whatever each one's wording; any other skip is grouped by its own reason.
+    groups: Counter[tuple[str, str, str]] = Counter()
+    example: dict[tuple[str, str, str], str] = {}
     for report in skipped:
-        groups[_category(_reason(report))] += 1
+        reason = _one_line(_reason(report))
+        wanted, command = _category(reason)
+        key = (wanted, command, "" if wanted else reason)
+        groups[key] += 1
+        example.setdefault(key, reason)
     write = terminalreporter.write_line
     terminalreporter.section("agentgym test summary", sep="=")
     write(f"ran: {passed} passed, {failed} failed, {len(skipped)} skipped")
     if not skipped:
         write("nothing was skipped: every service the tests use was available")
-    for (wanted, command), count in groups.most_common():
-        hint = f"; to run them: {command}" if command else ""
-        write(f"skipped {count} for want of {wanted}{hint}")
+    for key, count in groups.most_common():
+        wanted, command, reason = key
+        if wanted:
+            hint = f"; to run them: {command}" if command else ""
+            write(f"skipped {count} for want of {wanted} (e.g. {example[key]!r}){hint}")
+        else:
+            write(f"skipped {count}: {reason}")

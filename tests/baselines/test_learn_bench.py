@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import learn
 from agentgym_baselines.adapter import task_dataset
 from agentgym_baselines.ttopd import TTOPDConfig
+from agentgym_fhir.data import DEFAULT_PATIENTS
+
+
+@pytest.fixture(autouse=True, scope="module")
+def fhir_default_population() -> Iterator[None]:
+    """The bench's population (2,000 patients) is a 0.9 GB store and minutes to build; these checks hold on FHIR-v0's
+    own default population, which the env's first use puts in the cache anyway (README, section Tests)."""
+    bench_patients = learn.PATIENTS
+    learn.PATIENTS = DEFAULT_PATIENTS
+    yield
+    learn.PATIENTS = bench_patients
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +142,8 @@ def test_bootstrap_interval_brackets_the_mean() -> None:
 def test_bench_runs_both_methods_at_equal_steps_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "learn.json"
     code = learn.main(["--warmup-steps", "2", "--steps", "1", "--samples", "1", "--test-tasks", "2",
-                       "--train-tasks", "4", "--max-completion-length", "48", "--out", str(out)])
+                       "--train-tasks", "4", "--max-completion-length", "48", "--patients", str(DEFAULT_PATIENTS),
+                       "--out", str(out)])
     assert code == 0
     printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     saved = json.loads(out.read_text())
