@@ -7,6 +7,7 @@ so a typo in a task file never silently changes what is verified.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -157,12 +158,17 @@ def load_tasks(path: str | Path) -> list[Task]:
 
 
 def save_tasks(tasks: Iterable[Task], path: str | Path) -> int:
-    """Write tasks as JSONL (atomically: a temp file renamed into place). Returns the count written."""
+    """Write tasks as JSONL (atomically: a temp file renamed into place). Returns the count written.
+
+    The file is private (mode 0600): it holds gold answers and hidden tests, which no sandbox user may read
+    wherever the file is put."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".partial")
     count = 0
-    with temporary.open("w", encoding="utf-8") as handle:
+    temporary.unlink(missing_ok=True)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with open(descriptor, "w", encoding="utf-8") as handle:
         for task in tasks:
             handle.write(task.model_dump_json() + "\n")
             count += 1
