@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from agentgym import answers
+
 # Linear units: canonical UCUM code -> (dimension, factor to the dimension's base unit). Units that convert to
 # nothing else (scores, eGFR's per-1.73 m2 rate) get a dimension of their own.
 _LINEAR: dict[str, tuple[str, float]] = {
@@ -48,7 +50,7 @@ _SPELLINGS: dict[str, tuple[str, ...]] = {
     "ug": ("mcg", "microgram", "micrograms"), "[lb_av]": ("lb", "lbs", "pound", "pounds"),
     "[oz_av]": ("oz", "ounce", "ounces"), "m": ("meter", "metre", "meters", "metres"),
     "cm": ("centimeter", "centimetre", "centimeters", "centimetres"), "mm": ("millimeter", "millimeters"),
-    "[in_i]": ("in", "inch", "inches", '"'), "[ft_i]": ("ft", "foot", "feet"), "L": ("liter", "litre", "liters"),
+    "[in_i]": ("in", "inch", "inches"), "[ft_i]": ("ft", "foot", "feet"), "L": ("liter", "litre", "liters"),
     "mL": ("cc", "milliliter", "millilitre", "milliliters"), "s": ("sec", "second", "seconds"),
     "ms": ("msec", "millisecond", "milliseconds"), "min": ("minute", "minutes"), "h": ("hr", "hrs", "hour", "hours"),
     "d": ("day", "days"), "wk": ("week", "weeks"), "mm[Hg]": ("millimeters of mercury",),
@@ -79,9 +81,16 @@ _SUPERSCRIPTS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\
 
 
 def unit_key(unit: str) -> str:
-    """The comparable form of a unit's spelling: Unicode superscripts as digits, micro signs as "u", case
-    folded, and spaces, brackets, braces, "^", "*" and "_" removed ("mL/min/1.73 m²" -> "ml/min/1.73m2",
-    "mL/min/{1.73_m2}" -> "ml/min/1.73m2", "10*3/uL" and "10³/µL" -> "103/ul", "mm[Hg]" -> "mmhg")."""
+    """The comparable form of a unit's spelling: `agentgym.answers.normalize_unit` (the core answer library's
+    one rule for case, spacing, superscripts, powers of ten, annotations and common displays), and, for what
+    that reads as "no unit" (a bare annotation such as "{score}" or "{puff}"), the annotation's own folded text,
+    so "{puff}" and "{INR}" stay apart."""
+    key = answers.normalize_unit(unit)
+    return key if key else "{}" + _folded(unit)
+
+
+def _folded(unit: str) -> str:
+    """Superscripts as digits, micro signs as "u", case folded, spaces, brackets, braces, "^", "*", "_" gone."""
     text = str(unit).translate(_SUPERSCRIPTS)
     text = unicodedata.normalize("NFKC", text).replace("\u03bc", "u").replace("\u00d7", "x").casefold()
     text = text.strip().strip(".")
@@ -129,7 +138,7 @@ def same_unit(written: str, asked: str) -> bool:
 
 def is_dimensionless(unit: str) -> bool:
     """A unit that is only an annotation of a count or score ("{score}", "{INR}", "1"): an answer may omit it."""
-    return ucum_code(unit) in _DIMENSIONLESS or unit_key(unit) in ("", "1")
+    return not str(unit).strip() or ucum_code(unit) in (*_DIMENSIONLESS, "1")
 
 
 # Analyte -> molar mass in g/mol (mg/dL * 10 / M = mmol/L); valence for mEq where it differs from 1.
