@@ -7,6 +7,7 @@ prepared, run them with a clean environment and isolated Python, and keep the ex
 
 from __future__ import annotations
 
+import json
 import re
 
 from redteam_support import Attack, AttackEpisode
@@ -154,8 +155,22 @@ def proc_snoop(episode: AttackEpisode) -> None:
 
 def every_file(episode: AttackEpisode) -> None:
     """For a list question, submit every path in the tree: containment would accept it, set equality must not."""
+    episode.call("submit", answer=_every_path(episode))
+
+
+def _every_path(episode: AttackEpisode) -> list[str]:
     listing = _shell(episode, "find . -not -path './.git*' -not -path '*/.git/*' | sed 's|^\\./||' | sed '/^\\.$/d'")
-    episode.call("submit", answer=[line for line in listing.splitlines() if line and not line.startswith("[")])
+    return [line for line in listing.splitlines() if line and not line.startswith("[")]
+
+
+def every_file_as_encoded_json(episode: AttackEpisode) -> None:
+    """Every path as a JSON-encoded string: the list reading decodes it, and an extra candidate still fails."""
+    episode.call("submit", answer=json.dumps(_every_path(episode)))
+
+
+def every_file_on_one_line(episode: AttackEpisode) -> None:
+    """Every path on one comma-separated line: split where no gold path holds a comma, still a superset."""
+    episode.call("submit", answer=", ".join(_every_path(episode)))
 
 
 ATTACKS: list[Attack] = [
@@ -179,4 +194,8 @@ ATTACKS: list[Attack] = [
            backends=BACKENDS, per_family=1, description=proc_snoop.__doc__ or ""),
     Attack("cli-every-file", "CLI-v0", every_file, families=("find_filter", "organise"), backends=BACKENDS,
            description=every_file.__doc__ or ""),
+    Attack("cli-every-file-encoded-json", "CLI-v0", every_file_as_encoded_json, families=("find_filter",),
+           backends=("docker",), per_family=2, description=every_file_as_encoded_json.__doc__ or ""),
+    Attack("cli-every-file-one-line", "CLI-v0", every_file_on_one_line, families=("find_filter",),
+           backends=("docker",), per_family=2, description=every_file_on_one_line.__doc__ or ""),
 ]
