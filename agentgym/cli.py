@@ -9,6 +9,7 @@ import inspect
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -343,7 +344,11 @@ def demo(episodes: int, seed: int) -> None:
     for column in ("env", "tasks", "oracle success", "random success"):
         table.add_column(column)
     failed = False
-    for record in registered():
+    envs = registered()
+    for number, record in enumerate(envs, start=1):
+        # One line per env as it starts, so the table's minute of work is never silent.
+        console.print(f"demo {number}/{len(envs)}: {record.id}: oracle and random agents, {episodes} episodes each",
+                      highlight=False)
         try:
             env = gym.make(record.id)
         except Exception as error:  # noqa: BLE001 - show the broken env in the table and go on with the others
@@ -352,9 +357,12 @@ def demo(episodes: int, seed: int) -> None:
             continue
         count = len(env.unwrapped.task_set)  # type: ignore[attr-defined]
         rates = []
-        for agent in (OracleAgent(), RandomAgent(seed=seed)):
+        for name, agent in (("oracle", OracleAgent()), ("random", RandomAgent(seed=seed))):
+            started = time.perf_counter()
             wins = sum(run_episode(env, agent, seed=seed + index).success for index in range(episodes))
             rates.append(wins / episodes)
+            console.print(f"  {name}: {wins}/{episodes} solved ({time.perf_counter() - started:.1f} s)",
+                          highlight=False)
         env.close()
         table.add_row(record.id, str(count), f"{rates[0]:.2f}", f"{rates[1]:.2f}")
         failed |= rates[0] < 1.0

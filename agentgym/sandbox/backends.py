@@ -12,6 +12,7 @@ logger = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "docker", "local")
 _auto_choice: dict[str | None, str] = {}
+_warned_local: set[str] = set()
 _auto_lock = threading.Lock()
 
 
@@ -84,5 +85,10 @@ def choose_backend(backend: str = "auto", image: str | None = None, *, allow_wea
             "`bash .ci/setup-docker.sh`; or accept weak isolation with allow_weak_isolation=True "
             "(Sandbox.create(..., allow_weak_isolation=True), gym.make(..., allow_weak_isolation=True)) or "
             f"{WEAK_ISOLATION_VARIABLE}=1; or ask for it by name with backend='local' / AGENTGYM_SANDBOX=local")
-    logger.warning("sandbox: using the local backend, whose isolation is weaker than Docker's, because %s", problem)
+    with _auto_lock:  # said once per reason, not once per env or sandbox that resolves "auto"
+        first = problem not in _warned_local
+        _warned_local.add(problem)
+    if first:
+        logger.warning("sandbox: using the local backend, whose isolation is weaker than Docker's, because %s",
+                       problem)
     return "local"

@@ -136,3 +136,19 @@ def test_a_rerun_eval_says_it_resumed_and_the_report_counts_in_words(runner: Cli
     again = runner.invoke(main, command)
     assert again.exit_code == 0, again.output
     assert f"resuming {tmp_path / 'run'}: 1/1 planned episodes are already done; running the remaining 0" in again.stderr
+
+
+def test_the_local_backend_notice_is_said_once(monkeypatch: pytest.MonkeyPatch,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    # Docker's absence is simulated (the test machine may have it): the notice is about what is said, not run.
+    from agentgym.sandbox import backends
+
+    monkeypatch.setattr(backends, "docker_problem", lambda image: "the Docker daemon is not running (simulated)")
+    monkeypatch.setattr(backends, "_auto_choice", {})
+    monkeypatch.setattr(backends, "_warned_local", set())
+    monkeypatch.delenv("AGENTGYM_SANDBOX", raising=False)
+    with caplog.at_level("WARNING"):
+        for image in ("image-a", "image-a", "image-b"):
+            assert backends.choose_backend("auto", image, allow_weak_isolation=True) == "local"
+    notices = [record for record in caplog.records if "using the local backend" in record.getMessage()]
+    assert len(notices) == 1
