@@ -1,8 +1,17 @@
-"""`agentgym check`: Gymnasium's `check_env` plus agentgym's own invariants, each reported by name."""
+"""`agentgym check`: Gymnasium's `check_env` plus agentgym's own invariants, each reported by name.
+
+Besides Gymnasium's checker and our invariants (oracle, garbage actions, seeds), it runs the reward-quality bar
+of environment auto-validation (OpenEnv's RFC 008; docs/invariants.md says which of its checks apply here):
+the do-nothing floor stays at least `FLOOR_MARGIN` below the oracle's maximum, no reset observation holds a
+gold answer, and every reward is finite and inside its range, whatever answer is submitted (NaN, inf, negative,
+huge, empty).
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import traceback
 import warnings
 from collections.abc import Callable
@@ -91,6 +100,128 @@ def check_determinism(env: gym.Env[Any, Any], seed: int) -> str:
     return "same seed, same episode"
 
 
+FLOOR_MARGIN = 0.5  # the do-nothing policies' mean reward stays at least this far below the maximum (1.0)
+MAX_REWARD = 1.0
+# Answers no task should be paid the maximum for, each submitted as the terminal tool's answer on a fresh episode.
+HOSTILE_ANSWERS: list[Any] = [float("nan"), float("inf"), float("-inf"), -1e308, 1e308, 10**400, "", " ", {}, None,
+                              "NaN", "x" * 100_000]
+# Answers that may be right for some task (a count of 0, an empty list) but must still get a finite, in-range reward.
+RANGE_ONLY_ANSWERS: list[Any] = [-1, 0, [], "[]"]
+
+
+def _sample_tasks(env: gym.Env[Any, Any], samples: int, seed: int) -> list[Any]:
+    tasks = env.unwrapped.task_set  # type: ignore[attr-defined]
+    rng = np.random.default_rng(seed)
+    if samples <= 0 or samples >= len(tasks):
+        return list(tasks)
+    return [tasks[int(index)] for index in sorted(rng.choice(len(tasks), samples, replace=False))]
+
+
+def _submit_call(env: gym.Env[Any, Any], answer: Any) -> dict[str, Any]:
+    """A call of the env's first terminal tool with `answer` in each of its required arguments."""
+    tools = env.unwrapped.tools  # type: ignore[attr-defined]
+    terminal = next(item for item in tools.values() if item.terminal)
+    function = terminal.schema.get("function", terminal.schema)
+    required = function.get("parameters", {}).get("required", []) or ["answer"]
+    return {"name": terminal.name, "arguments": {name: answer for name in required}}
+
+
+def _reward_range(env: gym.Env[Any, Any]) -> tuple[float, float]:
+    weights = getattr(env.unwrapped, "reward_weights", {}) or {}
+    return 0.0, MAX_REWARD + sum(abs(float(value)) for value in weights.values())
+
+
+def _play(env: gym.Env[Any, Any], task_id: str, actions: list[Any]) -> tuple[float, list[str]]:
+    """Play `actions` (the last one repeated until the episode ends); the summed reward and the observations."""
+    observation, _info = env.reset(options={"task_id": task_id})
+    observations, total = [str(observation)], 0.0
+    for turn in range(1000):
+        observation, reward, terminated, truncated, _info = env.step(actions[min(turn, len(actions) - 1)])
+        total += float(reward)
+        if terminated or truncated:
+            return total, observations
+        observations.append(str(observation))
+    raise AssertionError(f"task {task_id}: the episode did not end after 1000 turns")
+
+
+def check_floor(env: gym.Env[Any, Any], samples: int, seed: int) -> str:
+    """Do-nothing policies (submit an empty answer at once; never call a tool) earn on average at least
+    `FLOOR_MARGIN` less than the maximum reward."""
+    tasks = _sample_tasks(env, samples, seed)
+    policies: dict[str, list[Any]] = {"empty submit at once": [_submit_call(env, "")],
+                                      "no tool call": ["I will not call any tool."]}
+    means = {}
+    for name, actions in policies.items():
+        rewards = [_play(env, task.id, actions)[0] for task in tasks]
+        means[name] = sum(rewards) / len(rewards)
+    high = {name: mean for name, mean in means.items() if mean > MAX_REWARD - FLOOR_MARGIN}
+    if high:
+        raise AssertionError("do-nothing policies are paid too much: " + ", ".join(
+            f"{name} {mean:.2f} (must be <= {MAX_REWARD - FLOOR_MARGIN:.2f})" for name, mean in high.items()))
+    return f"{len(tasks)} tasks: " + ", ".join(f"{name} {mean:.2f}" for name, mean in means.items())
+
+
+def _gold_texts(answer: Any) -> list[str]:
+    """The parts of a gold answer long enough that finding them in a text is no coincidence."""
+    items = answer if isinstance(answer, (list, tuple)) else [answer]
+    texts: list[str] = []
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            texts.extend(_gold_texts(list(item)))
+        elif isinstance(item, str) and len(item.strip()) >= 6:
+            texts.append(item.strip().lower())
+    return texts
+
+
+_OPTION_LINE = re.compile(r"^\s*[A-Z][.)]\s.*$", re.MULTILINE)
+
+
+def check_no_gold_before_end(env: gym.Env[Any, Any], samples: int, seed: int) -> str:
+    """No reset observation or reset info (tool schemas aside) holds a gold answer (text answers of 6 characters
+    or more; a multiple-choice prompt's option lines are not counted)."""
+    tasks = _sample_tasks(env, samples, seed)
+    leaks: list[str] = []
+    looked = 0
+    for task in tasks:
+        golds = _gold_texts(task.answer)
+        if not golds:
+            continue
+        looked += 1
+        observation, info = env.reset(options={"task_id": task.id})
+        # Tool docs hold generic examples; the messages repeat the observation (read below) after the system prompt.
+        shown = {key: value for key, value in info.items() if key not in ("tools", "messages")}
+        system = " ".join(str(message.get("content", "")) for message in info.get("messages", [])
+                          if isinstance(message, dict) and message.get("role") == "system")
+        # A multiple-choice prompt lists the gold among its options ("B. statin"): that is the task, not a leak.
+        prompt = _OPTION_LINE.sub("", str(observation))
+        seen = (prompt + system + json.dumps(shown, default=str)).lower()
+        leaks.extend(f"{task.id}: {gold[:40]!r}" for gold in golds  # whole words: "statin" is not in "rosuvastatin"
+                     if re.search(r"(?<!\w)" + re.escape(gold) + r"(?!\w)", seen))
+    if leaks:
+        raise AssertionError(f"{len(leaks)} gold answers appear at reset: " + "; ".join(leaks[:5]))
+    return f"{looked} of {len(tasks)} tasks have a text gold; none appears at reset"
+
+
+def check_reward_range(env: gym.Env[Any, Any], samples: int, seed: int) -> str:
+    """Every hostile answer (NaN, inf, negative, huge, empty, ...) is paid a finite reward inside the documented
+    range, and none is paid the maximum."""
+    low, high = _reward_range(env)
+    tasks = _sample_tasks(env, samples, seed)
+    problems = []
+    for task in tasks:
+        for answer in [*HOSTILE_ANSWERS, *RANGE_ONLY_ANSWERS]:
+            reward, _ = _play(env, task.id, [_submit_call(env, answer)])
+            shown = repr(answer)[:30]
+            if not math.isfinite(reward) or not low <= reward <= high:
+                problems.append(f"{task.id} answer {shown}: reward {reward!r} outside [{low:g}, {high:g}]")
+            elif reward >= MAX_REWARD and not any(answer is allowed for allowed in RANGE_ONLY_ANSWERS):
+                problems.append(f"{task.id} answer {shown}: paid the maximum {reward:g}")
+    if problems:
+        raise AssertionError(f"{len(problems)} bad rewards: " + "; ".join(problems[:5]))
+    count = len(HOSTILE_ANSWERS) + len(RANGE_ONLY_ANSWERS)
+    return f"{len(tasks)} tasks x {count} hostile answers: every reward finite, in [{low:g}, {high:g}], none paid the maximum"
+
+
 def run_checks(env_id: str, *, samples: int = 20, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
                ) -> list[CheckResult]:
     """Run every check on a fresh instance of `env_id`. Never raises for a failing check."""
@@ -101,6 +232,9 @@ def run_checks(env_id: str, *, samples: int = 20, seed: int = 0, env_kwargs: dic
         ("oracle solves tasks", lambda: check_oracle(env, samples, seed)),
         ("garbage never raises", lambda: check_garbage(env, 3, seed)),
         ("seed reproduces episode", lambda: check_determinism(env, seed)),
+        ("do-nothing floor", lambda: check_floor(env, min(samples, 5) if samples > 0 else 0, seed)),
+        ("no gold at reset", lambda: check_no_gold_before_end(env, samples, seed)),
+        ("rewards finite and in range", lambda: check_reward_range(env, min(samples, 3) if samples > 0 else 0, seed)),
     ]
     try:
         for name, function in checks:

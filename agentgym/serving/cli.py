@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from agentgym.serving.server import ServeConfig
 
 TOKEN_VARIABLE = "AGENTGYM_SERVE_TOKEN"
+AGENT_TOKEN_VARIABLE = "AGENTGYM_SERVE_AGENT_TOKEN"
 
 
 def _missing_extra(error: ImportError) -> click.ClickException:
@@ -36,7 +37,11 @@ def _missing_extra(error: ImportError) -> click.ClickException:
               help="Sessions open at once, per worker (per replica with --ray); one more is answered 'server busy'.")
 @click.option("--idle-timeout", default=600.0, show_default=True, type=click.FloatRange(0, min_open=True),
               help="Seconds without a message after which a session is closed.")
-@click.option("--token", default=None, help=f"Require 'Authorization: Bearer TOKEN' (default: ${TOKEN_VARIABLE}).")
+@click.option("--token", default=None, help=f"Require 'Authorization: Bearer TOKEN' (default: ${TOKEN_VARIABLE}). "
+              "Its holder is the trainer: it receives the env's whole info (verifier details included).")
+@click.option("--agent-token", default=None,
+              help=f"Also let in clients with this token, as agents: they receive only what an agent may know "
+                   f"(default: ${AGENT_TOKEN_VARIABLE}; see docs/serving.md).")
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("--ray", "ray_address", is_flag=False, flag_value="local", default=None, metavar="[ADDRESS]",
@@ -48,8 +53,8 @@ def _missing_extra(error: ImportError) -> click.ClickException:
               help="With --ray: route requests by their x-session-id header, so an HTTP MCP client that sends the "
                    "same one on every request of a session stays on its replica (Ray 2.60+; see docs/serving.md).")
 def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], workers: int, max_sessions: int,
-                  idle_timeout: float, token: str | None, log_level: str, ray_address: str | None,
-                  replicas: int, session_affinity: bool) -> None:
+                  idle_timeout: float, token: str | None, agent_token: str | None, log_level: str,
+                  ray_address: str | None, replicas: int, session_affinity: bool) -> None:
     """Serve ENV_ID over OpenEnv's protocol: WebSocket /ws (one env per connection), HTTP /reset /state
     /health /schema /metadata, MCP JSON-RPC at /mcp.
 
@@ -70,12 +75,13 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
     if workers > 1 and ray_address is not None:
         raise click.ClickException("--workers is for one machine without Ray; with --ray use --replicas N instead")
     token = token or os.environ.get(TOKEN_VARIABLE) or None
+    agent_token = agent_token or os.environ.get(AGENT_TOKEN_VARIABLE) or None
     if host not in ("127.0.0.1", "localhost", "::1") and not token:
         click.echo(f"warning: serving on {host} without a token: anyone who reaches this port can run episodes "
                    f"(pass --token or set {TOKEN_VARIABLE})", err=True)
     try:
         config = ServeConfig(env_id=env_id, env_args=parse_assignments(env_args), max_sessions=max_sessions,
-                             idle_timeout=idle_timeout, token=token, workers=workers)
+                             idle_timeout=idle_timeout, token=token, workers=workers, agent_token=agent_token)
     except ValueError as error:
         raise click.ClickException(str(error)) from None
 
@@ -90,7 +96,7 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
     def ready(url: str) -> None:
         processes = f"{workers} workers (--max-sessions {max_sessions} each); " if workers > 1 else ""
         click.echo(f"serving {env_id} at {url} (health: {url.replace('ws://', 'http://')}/health); {processes}"
-                   f"{'token required' if token else 'no token'}; Ctrl-C stops", err=True)
+                   f"{_access(token, agent_token)}; Ctrl-C stops", err=True)
         sys.stderr.flush()
 
     try:
@@ -102,6 +108,15 @@ def serve_command(env_id: str, host: str, port: int, env_args: tuple[str, ...], 
         raise click.ClickException(str(error.args[0])) from None
     except (ValueError, TypeError, FileNotFoundError) as error:
         raise click.ClickException(f"could not make {env_id}: {error}") from None
+
+
+def _access(token: str | None, agent_token: str | None) -> str:
+    """Who may connect, as the ready line says it."""
+    if token and agent_token:
+        return "token required (trainer token: whole info; agent token: what an agent may know)"
+    if token or agent_token:
+        return "token required" + ("" if token else " (agent token only: no client gets the trainer's info)")
+    return "no token (every client gets what an agent may know; start with --token for the trainer's info)"
 
 
 def _serve_workers(config: ServeConfig, **options: Any) -> None:

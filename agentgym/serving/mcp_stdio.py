@@ -3,7 +3,9 @@
 The env is made and reset when the server starts. Its tools are the MCP tools (same names, descriptions and JSON
 schemas); each `tools/call` is one `env.step({"name", "arguments"})`, so bad arguments come back as the env's own
 error observation and count as a turn, as they do locally. The task's prompt is the server's instructions and the
-`task` prompt. `submit` ends the episode: its result carries the score, and later calls are refused.
+`task` prompt. `submit` ends the episode: its result carries the score, and later calls are refused. The client
+is an agent: results carry what an agent may know (`agentgym.serving.roles.agent_info`), never the verifier's
+per-answer details.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from mcp import types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.stdio import stdio_server
+
+from agentgym.serving.roles import agent_info
 
 TASK_PROMPT = "task"
 
@@ -61,6 +65,7 @@ class McpEpisode:
         loop = asyncio.get_running_loop()
         action = {"name": name, "arguments": dict(arguments or {})}
         text, reward, terminated, truncated, info = await loop.run_in_executor(self._worker, self.env.step, action)
+        info = agent_info(info)
         structured = {"reward": float(reward), "terminated": bool(terminated), "truncated": bool(truncated),
                       "turn": info.get("turn"), "reward_breakdown": info.get("reward_breakdown", {})}
         if terminated or truncated:

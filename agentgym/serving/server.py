@@ -3,7 +3,9 @@
 openenv-core's `HTTPEnvServer` provides the protocol: WebSocket `/ws` (one env per connection: reset, step,
 state, close), HTTP `/reset` `/state` `/schema` `/metadata`. This module adds what a shared server needs:
 
-- a bearer token (`--token` / `AGENTGYM_SERVE_TOKEN`) checked on every HTTP request and WebSocket handshake;
+- a bearer token (`--token` / `AGENTGYM_SERVE_TOKEN`) checked on every HTTP request and WebSocket handshake, and
+  roles (`agentgym.serving.roles`): the token's holder is the trainer and receives the env's whole `info`; every
+  other client (let in with `--agent-token`, or on a server without a token) receives what an agent may know;
 - a "busy" answer beyond `--max-sessions`, and idle sessions closed after `--idle-timeout` seconds;
 - `/health` with the sessions, the data being served and the sandbox pools in use;
 - `/mcp`: MCP JSON-RPC (initialize, tools/list, tools/call) on sessions made with `openenv/session/create`;
@@ -16,10 +18,7 @@ its own env instance. Nothing a response carries comes from the task beyond what
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import functools
-import hmac
 import json
 import logging
 import os
@@ -37,11 +36,12 @@ from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata, State
 from starlette.websockets import WebSocketDisconnect
 
+from agentgym.serving.roles import TOKEN_VARIABLE, RoleMiddleware, current_role
 from agentgym.serving.session import GymAction, GymObservation, GymSession, SessionError, mcp_tools
 
 logger = logging.getLogger(__name__)
 
-TOKEN_VARIABLE = "AGENTGYM_SERVE_TOKEN"
+__all__ = ["TOKEN_VARIABLE", "AgentGymEnvServer", "ServeConfig", "build_app", "serve"]
 MCP_PROTOCOL_VERSION = "2025-06-18"
 _SECRET_WORDS = ("password", "secret", "token", "key", "dsn", "credential")
 
@@ -61,7 +61,10 @@ class ServeConfig:
         env_args: Keyword arguments for `gym.make(env_id, ...)`, the same for every session.
         max_sessions: Sessions open at once (WebSocket and MCP together); one more is answered "busy".
         idle_timeout: Seconds without a message after which a session is closed; None keeps them open.
-        token: When set, every request must carry `Authorization: Bearer TOKEN`.
+        token: The trainer's token. When set, every request must carry `Authorization: Bearer TOKEN` (or the
+            agent token), and its holder receives the env's whole `info` (docs/serving.md).
+        agent_token: When set, a request carrying it is let in as an agent: it receives only what an agent may
+            know (`agentgym.serving.roles.agent_info`), as every client of a server without tokens does.
         workers: Server processes sharing the port (`agentgym serve --workers`); each holds its own sessions, so
             `max_sessions` holds per worker. `/health` reports it with the answering process's pid.
     """
@@ -72,6 +75,7 @@ class ServeConfig:
     idle_timeout: float | None = 600.0
     token: str | None = None
     workers: int = 1
+    agent_token: str | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -82,6 +86,10 @@ class ServeConfig:
             raise ValueError(f"idle_timeout must be positive (or None), got {self.idle_timeout}")
         if self.token is not None and not self.token.strip():
             raise ValueError("the token is empty; pass a non-empty --token or unset it")
+        if self.agent_token is not None and not self.agent_token.strip():
+            raise ValueError("the agent token is empty; pass a non-empty --agent-token or unset it")
+        if self.agent_token is not None and self.agent_token == self.token:
+            raise ValueError("the agent token is the trainer's token; give agents a token of their own")
 
 
 class PinnedThread(ThreadPoolExecutor):
@@ -134,6 +142,8 @@ class AgentGymEnvServer(HTTPEnvServer):  # type: ignore[misc]
                 message=(f"server busy: {error.active_sessions} of {error.max_sessions} sessions are in use "
                          "(the server's --max-sessions); close a session or retry later"),
             ) from None
+        if isinstance(env, GymSession):
+            env.role = current_role.get()  # the role of the connection that opened it (RoleMiddleware)
         pinned = self._session_executors.get(session_id)
         if isinstance(pinned, PinnedThread):
             pinned.sessions += 1
@@ -197,49 +207,6 @@ class QuietDisconnectMiddleware:
             await self.app(scope, receive, send)
         except WebSocketDisconnect:
             return
-
-
-class BearerTokenMiddleware:
-    """Refuses HTTP requests and WebSocket handshakes without `Authorization: Bearer TOKEN`.
-
-    HTTP Basic credentials whose password is the token are accepted too, so a client that can only put
-    credentials in the URL (`ws://any:TOKEN@host:port`, as openenv-core's own clients can) still connects.
-    """
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or self._authorized(scope):
-            await self.app(scope, receive, send)
-            return
-        body = json.dumps({"error": "unauthorized: this server needs 'Authorization: Bearer <token>' "
-                                    f"(the token given to agentgym serve --token or {TOKEN_VARIABLE})"}).encode()
-        headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="agentgym"')]
-        if scope["type"] == "http":
-            await send({"type": "http.response.start", "status": 401, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-        elif "websocket.http.response" in scope.get("extensions", {}):
-            await send({"type": "websocket.http.response.start", "status": 401, "headers": headers})
-            await send({"type": "websocket.http.response.body", "body": body})
-        else:
-            await send({"type": "websocket.close", "code": 1008})
-
-    def _authorized(self, scope: Scope) -> bool:
-        for name, value in scope.get("headers", []):
-            if name != b"authorization":
-                continue
-            scheme, _, credentials = value.partition(b" ")
-            if scheme.lower() == b"bearer":
-                return hmac.compare_digest(credentials.strip(), self.token)
-            if scheme.lower() == b"basic":
-                try:
-                    decoded = base64.b64decode(credentials.strip(), validate=True)
-                except (binascii.Error, ValueError):
-                    return False
-                return hmac.compare_digest(decoded.partition(b":")[2], self.token)
-        return False
 
 
 def _rpc_result(request_id: Any, result: Any) -> dict[str, Any]:
@@ -361,8 +328,7 @@ def build_app(config: ServeConfig) -> FastAPI:
     server.register_routes(app)
     app.router.on_shutdown.append(_async(server.stop_threads))
     app.add_middleware(QuietDisconnectMiddleware)
-    if config.token:
-        app.add_middleware(BearerTokenMiddleware, token=config.token)
+    app.add_middleware(RoleMiddleware, trainer_token=config.token, agent_token=config.agent_token)
     return app
 
 

@@ -2,8 +2,10 @@
 
 The server (`agentgym.serving.server`) makes one `GymSession` per WebSocket connection or MCP session. A session
 holds its own env instance (made with the served env id and arguments), so no client reaches another's state.
-What a session sends back is exactly what the local env returns from `reset` and `step` (observation text,
-reward, terminated, truncated, info): never the task object, its answer, solution or verifier parameters.
+What a session sends back is what the local env returns from `reset` and `step` (observation text, reward,
+terminated, truncated, info), with `info` as the session's role may see it (`agentgym.serving.roles`: whole for
+the trainer, what an agent may know for anyone else); never the task object, its answer, solution or verifier
+parameters.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
+
+from agentgym.serving.roles import AGENT, info_for
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +134,9 @@ class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[mi
         self.closed = False
         self.closed_reason = CLOSED_BY_SERVER
         self.tool_schemas: list[dict[str, Any]] = list(getattr(self.env.unwrapped, "tool_schemas", []))
+        # Set by the server from the connection's token when the session opens (`agentgym.serving.roles`); a
+        # session nobody set a role on gets the agent's view.
+        self.role = AGENT
 
     # ----------------------------------------------------------------- OpenEnv's Environment interface
     def reset(self, seed: int | None = None, episode_id: str | None = None,
@@ -194,7 +201,9 @@ class GymSession(Environment[GymAction, Observation, State]):  # type: ignore[mi
         (when what it holds is still the start of the conversation), `info["tools"]` is left out when unchanged,
         and `info[COMPACT_KEY]` says so; `RemoteEnv` rebuilds the env's own info from it. This relies on an env
         never changing a message once it is in `info["messages"]` (ToolEnv only appends); a conversation that no
-        longer starts with what the client holds is sent whole."""
+        longer starts with what the client holds is sent whole. Either way, `info` is first cut to what the
+        session's role may see (`agentgym.serving.roles.info_for`)."""
+        info = info_for(self.role, info)
         if not getattr(self, "compact", False):
             return info
         wire = dict(info)
