@@ -217,6 +217,7 @@ class ToolEnv(gym.Env[str, Any]):
         terminated = False
         submission: Any = None
         step_reward = 0.0
+        lost: GradingFailure | None = None  # set when a tool raised InfrastructureError
         record = TurnRecord(format_error=parsed.error is not None)
         self._turn_records.append(record)
         if parsed.error is not None:
@@ -226,7 +227,13 @@ class ToolEnv(gym.Env[str, Any]):
         else:
             rendered: list[str] = []
             for index, call in enumerate(parsed.calls):
-                outcome = self._dispatch(call)
+                try:
+                    outcome = self._dispatch(call)
+                except InfrastructureError as error:  # a tool's backend went away: not the agent's doing
+                    lost = GradingFailure.of(error)
+                    rendered.append("Error: the environment failed (not because of your actions); the episode "
+                                    "ends here.")
+                    break
                 tool = self.tools.get(call.name)
                 record.calls.append(CallRecord(call.name, call.arguments, outcome.error_kind,
                                                tool is not None and tool.terminal, outcome.text))
@@ -241,8 +248,13 @@ class ToolEnv(gym.Env[str, Any]):
             observation = "\n\n".join(rendered)
         if self._feedback is not None:
             observation = self._feedback_nudge(observation)
-        truncated = not terminated and self._turn >= self.max_turns
-        if terminated or truncated:
+        truncated = not terminated and (self._turn >= self.max_turns or lost is not None)
+        if lost is not None:
+            self._episode_open = False
+            step_reward, diagnosis = self._failed_grade(lost, submitted=False, truncated=True)
+            info = self._info()
+            info.update(diagnosis=diagnosis, grader_error=lost.reason, infra_error=True)
+        elif terminated or truncated:
             self._episode_open = False
             try:
                 step_reward, diagnosis = self._grade(submission, submitted=terminated, truncated=truncated)

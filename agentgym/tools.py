@@ -18,6 +18,8 @@ from typing import Any
 
 import pydantic
 
+from agentgym.errors import InfrastructureError
+
 DEFAULT_OUTPUT_LIMIT = 8000
 STATE_PARAMETER = "state"
 
@@ -272,6 +274,8 @@ class Tool:
             value = self.function(state, **values) if self.takes_state else self.function(**values)
         except ToolError as error:
             return ToolOutcome(cap_text(f"Error: {error}", self.output_limit), ok=False, error_kind="tool_error")
+        except InfrastructureError:
+            raise  # not the agent's doing: the env ends the episode as `infra_error` (agentgym.env)
         except RecursionError:
             return ToolOutcome(f"Error: tool '{self.name}' hit the recursion limit", ok=False,
                                error_kind="exception")

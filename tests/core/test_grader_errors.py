@@ -125,3 +125,28 @@ def test_a_truncated_episode_is_not_graded_so_never_a_grader_error() -> None:
     assert (reward, terminated, truncated) == (0.0, False, True)
     assert info["diagnosis"]["episode"] != "grader_error" and "grader_error" not in info
     env.close()
+
+
+def test_a_tool_losing_its_backend_ends_the_episode_as_an_infra_error() -> None:
+    from agentgym import tool
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up in the backend.
+
+        Args:
+            key: The key.
+        """
+        raise InfrastructureError("the database connection was lost")
+
+    env = ToolEnv(tasks=[_task("exact")], tools=[lookup], reward_weights={"format": 0.5})
+    env.reset()
+    observation, reward, terminated, truncated, info = env.step({"name": "lookup", "arguments": {"key": "a"}})
+    assert (reward, terminated, truncated) == (0.0, False, True)
+    assert "not because of your actions" in observation and "database" not in observation
+    assert info["diagnosis"]["episode"] == "infra_error" and info["infra_error"] is True
+    assert info["grader_error"] == "InfrastructureError: the database connection was lost"
+    json.dumps(info, allow_nan=False)
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step({"name": "submit", "arguments": {"answer": 4}})
+    env.close()
