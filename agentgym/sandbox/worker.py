@@ -832,15 +832,9 @@ class Grader:
         base = str(self.supervisor._as_owner(self._prepare))
         environment = {**self.environment, "HOME": os.path.join(base, "home"),
                        "AGENTGYM_SCRATCH": os.path.join(base, "scratch"), "WORKSPACE": self.supervisor.workdir}
-        outcomes = []
-        try:
-            for index in range(len(self.scripts)):
-                outcomes.append(self._one(os.path.join(base, f"{index:02d}.sh"), environment))
-                self._end_everything()
-        finally:
-            self._end_everything()
-            self.supervisor._as_owner(_empty_directories, [base])
-        return outcomes
+        # `_one` ends every process after each test; the folder goes with the next reset (it empties /tmp) or
+        # the next request (`_prepare`).
+        return [self._one(os.path.join(base, f"{index:02d}.sh"), environment) for index in range(len(self.scripts))]
 
     def _one(self, path: str, environment: dict[str, str]) -> list[Any]:
         supervisor = self.supervisor
