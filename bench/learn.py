@@ -57,7 +57,7 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 import gymnasium as gym
 import torch
-from agentgym_baselines.adapter import system_prompt, task_dataset
+from agentgym_baselines.adapter import shown_prompt, system_prompt, task_dataset
 from agentgym_baselines.tiny import build_tiny_model
 from agentgym_baselines.training import RunSettings, build_trainer
 from agentgym_baselines.ttopd import TTOPDConfig
@@ -221,8 +221,7 @@ def oracle_sequences(renderer: Renderer, rows: list[dict[str, Any]], tasks: dict
     instance = renderer.environment_class()  # reset per episode, as TRL reuses its instances
     for row in rows:
         task = tasks[row["task_id"]]
-        instance.reset(**row)
-        ids = renderer.prompt_ids(row["prompt"])
+        ids = renderer.prompt_ids(shown_prompt(row, instance.reset(**row)))
         labels = [-100] * len(ids)
         for action in task.solution:
             target = renderer.call_ids(action["name"], action["arguments"])
@@ -362,8 +361,7 @@ def evaluate(model: Any, renderer: Renderer, rows: list[dict[str, Any]], samples
         chunk = episodes[start:start + batch_size]
         states = []
         for (task_index, row), instance in zip(chunk, pool):
-            instance.reset(**row)
-            prompt = renderer.prompt_ids(row["prompt"])
+            prompt = renderer.prompt_ids(shown_prompt(row, instance.reset(**row)))
             states.append({"task": task_index, "instance": instance, "ids": prompt, "prompt_length": len(prompt),
                            "open": True, "turns": 0, "calls": 0, "model_tokens": 0})
         for _ in range(max_turns):

@@ -15,9 +15,13 @@ and `get_reward()`. Each call is one `env.step`, so the env's own validation, er
 verifier apply unchanged. A call the env reports as an error raises `ToolCallFailed` carrying the env's message,
 which TRL shows to the model and counts in `tools/failure_frequency`.
 
-Episodes start lazily: `reset(**row)` records the row's task, and the env's own reset (which may take a sandbox
-from a pool or copy a store) happens at the episode's first tool call. TRL resets every rollout of a batch before
-it generates anything, so rollouts that never call a tool hold nothing.
+The prompt trained on is the prompt graded: `reset(**row)` resets the env to the row's task with the row's seed
+(`episode_seed`: the `seed` column, else one derived from the task id, so two resets of one row give one prompt)
+and returns the env's own prompt for that episode, which TRL appends to the row's (empty) user message. An env
+that renders its prompt per episode (ClinicalQA-v0 shuffles the answer options with the seed) is thus trained on
+exactly what it grades. TRL repeats a row once per rollout of its group, so a group shares one prompt. A dataset
+row whose user message already holds text must hold exactly the env's prompt (nothing is appended then); any
+other text is refused, since the model would be trained on a prompt the env does not grade.
 
 CodeAct (`codeact=True`): the only tool is `execute_code(code)`, and the model may also write a ```python block
 (see `agentgym_baselines.codeact`). The block runs in a sandbox (never in the trainer's process) where each env
@@ -151,6 +155,18 @@ class FlatSignature:
                 nested[inner] = value
         return arguments
 
+    def flatten(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The flat keyword arguments of a call given as the tool's (nested) arguments: the inverse of `nest`."""
+        flat: dict[str, Any] = {}
+        for parameter in self.parameters:
+            outer = arguments.get(parameter.path[0])
+            if len(parameter.path) == 1:
+                if parameter.path[0] in arguments:
+                    flat[parameter.name] = outer
+            elif isinstance(outer, Mapping) and parameter.path[1] in outer:
+                flat[parameter.name] = outer[parameter.path[1]]
+        return flat
+
     def docstring(self) -> str:
         """Google-style docstring: the tool's description and one `Args:` line per flat parameter."""
         lines = [self.tool.description.strip() or self.tool.name]
@@ -227,6 +243,45 @@ def flat_schema(tool: Tool) -> dict[str, Any]:
             "parameters": {"type": "object", "properties": properties, "required": required}}
 
 
+# ----------------------------------------------------------------------------------------- episode seeds
+SEED_COLUMN = "seed"  # the dataset column holding a row's episode seed
+
+
+def episode_seed(task_id: str, seed: Any = None) -> int:
+    """The env seed of a row's episode: the row's `seed` when it has one, else a stable one from its task id
+    (the same in every process and run, unlike `hash`)."""
+    if seed is not None:
+        return int(seed)
+    import zlib
+
+    return zlib.crc32(task_id.encode("utf-8"))
+
+
+def row_seed(base: int, task_id: str) -> int:
+    """The `seed` column `task_dataset` writes for a task: fixed by the run's seed and the task."""
+    import zlib
+
+    return zlib.crc32(f"{base}:{task_id}".encode())
+
+
+def shown_prompt(row: Mapping[str, Any], returned: str | None) -> list[dict[str, Any]]:
+    """The chat prompt a rollout of `row` is generated from, as TRL builds it: the row's prompt with the text
+    `reset(**row)` returned appended to its last message (rollouts outside TRL use this to stay identical)."""
+    prompt = [dict(message) for message in row["prompt"]]
+    if returned:
+        prompt[-1]["content"] = str(prompt[-1].get("content") or "") + returned
+    return prompt
+
+
+def _row_user_text(row: Mapping[str, Any]) -> str:
+    """The text of a dataset row's last user message ("" when it has none)."""
+    prompt = row.get("prompt")
+    if not isinstance(prompt, list) or not prompt or not isinstance(prompt[-1], Mapping):
+        return ""
+    content = prompt[-1].get("content")
+    return content if isinstance(content, str) else ""
+
+
 # ----------------------------------------------------------------------------------------- the env class
 class _EnvironmentClassMeta(type):
     """Metaclass of adapter classes, so that a class made at run time pickles (by how to rebuild it)."""
@@ -272,6 +327,8 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._open_envs: list[gym.Env[Any, Any]] = [self._env]
         weakref.finalize(self, _close_episode_resources, self._open_envs, self._code_runner)
         self._task_id: str | None = None
+        self._seed: int | None = None
+        self._prompt = ""  # the env's prompt of the current episode (what the model is shown and trained on)
         self._started = False
         self._done = False
         self._submitted = False
@@ -290,14 +347,16 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         return type(self), ()
 
     # --------------------------------------------------------------------------------- TRL's interface
-    def reset(self, **row: Any) -> None:
-        """Start the episode of the row's task. `row` is a dataset row; it must have a `task_id`."""
+    def reset(self, **row: Any) -> str | None:
+        """Start the episode of the row's task and return the env's prompt for it (TRL appends it to the row's
+        user message; None when that message already is this prompt). `row` is a dataset row with a `task_id`."""
         if "task_id" not in row:
             raise KeyError("the dataset row has no 'task_id' column; build the dataset with "
                            "agentgym_baselines.adapter.task_dataset(ENV_ID, split=...)")
         task_id = str(row["task_id"])
         self._tasks().get(task_id)  # an unknown id fails here, not at the first tool call
         self._task_id = task_id
+        self._seed = episode_seed(task_id, row.get(SEED_COLUMN))
         self._started, self._done, self._submitted, self._reward = False, False, False, 0.0
         self._calls, self._failures, self._invocations = {}, {}, 0
         self._invocation_log, self._step_records, self._diagnosis, self._env_turns = [], [], None, 0
@@ -310,6 +369,17 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
                 self._curriculum.started(int(row[DRAW_COLUMN]))
         if self._code_runner is not None:
             self._code_runner.reset()
+        self._prompt = self._begin()
+        shown = _row_user_text(row)
+        if not shown:
+            return self._prompt
+        if shown != self._prompt:
+            raise ValueError(f"the dataset row of task {task_id!r} carries a prompt that differs from the one "
+                             f"{self._env_id} gives this episode (seed {self._seed}); the model would be trained "
+                             "on a prompt the env does not grade. Build the dataset with "
+                             "agentgym_baselines.adapter.task_dataset, whose user message is left for reset() "
+                             "to fill")
+        return None
 
     def get_reward(self) -> float:
         """The verifier's score of the episode (with the env's reward weights); 0.0 if nothing was submitted.
@@ -368,21 +438,24 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         """One tool call made from a CodeAct block (read from the sandbox as data: a name and JSON values)."""
         return self._step(name, self._signatures[name].nest(arguments))
 
-    def _begin(self) -> None:
-        """Reset the env to the recorded task at the episode's first tool call."""
+    def _begin(self) -> str:
+        """Reset the env to the recorded task with the episode's seed (at `reset`); returns the env's prompt."""
         if self._task_id is None:
             raise RuntimeError("reset(task_id=...) must be called before any tool")
         if not self._started:
+            options = {"task_id": self._task_id}
             try:
-                self._env.reset(options={"task_id": self._task_id})
+                prompt, _ = self._env.reset(seed=self._seed, options=options)
             except (ConnectionError, RuntimeError):
                 if self._remote is None:
                     raise
                 # The server closes a session left idle (its idle timeout; an instance of a rarely drawn env of a
                 # mix can wait that long between episodes): start a new session, once, and reset there.
                 self._reconnect()
-                self._env.reset(options={"task_id": self._task_id})
+                prompt, _ = self._env.reset(seed=self._seed, options=options)
+            self._prompt = str(prompt)
             self._started = True
+        return self._prompt
 
     def _reconnect(self) -> None:
         """Replace the remote env by a new session on the same server."""
@@ -639,11 +712,12 @@ def check_remote_tasks(env_id: str, url: str, token: str | None, local: ToolEnv)
     if first is None:
         return
     session = gym.make(env_id, remote=url, remote_token=token)
+    seed = episode_seed(first.id)
     try:
-        prompt, _ = session.reset(options={"task_id": first.id})
+        prompt, _ = session.reset(seed=seed, options={"task_id": first.id})
     finally:
         session.close()
-    if prompt != first.prompt:
+    if prompt != local.reset(seed=seed, options={"task_id": first.id})[0]:
         raise ValueError(f"the server at {url} has another prompt for task {first.id!r} than the local env; install "
                          f"the same agentgym version and data on both sides")
 
@@ -680,8 +754,10 @@ def system_prompt(env: ToolEnv, *, codeact: bool = False) -> str:
 
 def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = False, limit: int | None = None,
                  remote: str | None = None, remote_token: str | None = None, sampler: Any = None,
-                 sampler_options: Mapping[str, Any] | None = None, **env_kwargs: Any) -> Any:
-    """A `datasets.Dataset` of `env_id`'s tasks: `prompt` (system and user chat messages) and `task_id`.
+                 sampler_options: Mapping[str, Any] | None = None, seed: int = 0, **env_kwargs: Any) -> Any:
+    """A `datasets.Dataset` of `env_id`'s tasks: `prompt` (the system message and an empty user message, which
+    the adapter's `reset` fills with the env's prompt of the episode), `task_id` and `seed` (the episode's env
+    seed, fixed by `seed` and the task).
 
     With `sampler`, an endless `datasets.IterableDataset` instead, whose rows a curriculum draws as the trainer
     reads them, and which the adapter's environments tell each rollout's outcome (`task_stream`; the trainer
@@ -698,6 +774,7 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
         sampler: A curriculum name (`agentgym.curriculum.SAMPLERS`: "uniform", "mixed-outcome", ...) or a
             `TaskSampler` built over (some of) this split's tasks.
         sampler_options: `make_sampler` options when `sampler` is a name (`seed`, `group_size`, ...).
+        seed: The run's seed, from which each row's episode seed is made.
         **env_kwargs: Passed to `gymnasium.make` (use the same as for `environment_factory`).
 
     The gold answer is never in the dataset: the prompt is what the model may see.
@@ -717,14 +794,15 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
 
 
         def row(task: Any) -> dict[str, Any]:
-            return {"prompt": [{"role": "system", "content": system}, {"role": "user", "content": task.prompt}],
-                    "task_id": task.id}
+            return {"prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
+                    "task_id": task.id, SEED_COLUMN: row_seed(seed, task.id)}
 
         if sampler is not None:
             from agentgym_baselines.task_stream import curriculum_dataset
 
             return curriculum_dataset(tasks, row, sampler, sampler_options)
-        rows = {"prompt": [row(task)["prompt"] for task in tasks], "task_id": [task.id for task in tasks]}
+        built = [row(task) for task in tasks]
+        rows = {key: [item[key] for item in built] for key in ("prompt", "task_id", SEED_COLUMN)}
     finally:
         env.close()
     return Dataset.from_dict(rows)

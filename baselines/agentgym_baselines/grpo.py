@@ -13,6 +13,12 @@ tokens only, `tools/call_frequency`, `tools/failure_frequency`), each generation
   with a tool call still unanswered at `max_tool_calling_iterations`.
 In CodeAct mode (`codeact=True`) the tokenizer reads ```python blocks as `execute_code` calls.
 
+The episode's end is the rollout's end: once a rollout's environment reports its episode over (an accepted
+submission or the env's turn limit), TRL's tool loop generates nothing more for it (no tokens, so no tool call
+can follow), and its completion is cut after the model's last turn, so the ending tool's result and the next
+turn's header are not in the sequence at all: no token after the episode's end reaches any loss.
+`rollout_prompts` holds the prompts the batch was generated from (after each environment's `reset`).
+
 Diagnosis-guided credit (`AgentGRPOConfig(label_credit=True)`, off by default): each assistant turn gets the
 failure label of its tool calls (`agentgym_baselines.credit`), and the rollout's advantage becomes a per-token one,
 weighted by its turn's label (the rule: docs/baselines.md). It also logs `credit/<label>`, the share of assistant
@@ -49,6 +55,8 @@ TRL_INTERNALS: dict[str, tuple[str, ...]] = {
     "_compute_loss": ("model", "inputs"),
     "_tokenize_prompts": ("prompts",),
     "_save_checkpoint": ("model", "trial"),
+    "_generate": ("prompts",),
+    "_generate_single_turn": ("prompt_ids", "images", "multimodal_fields", "num_generations"),
 }
 TOOL_LOOP_RESULT = ("tool_mask", "completions", "completion_ids", "logprobs", "tool_call_count",
                     "tool_failure_count", "tool_images")
@@ -115,11 +123,30 @@ class AgentGRPOTrainer(GRPOTrainer):
         self._cuts: tuple[list[bool], list[bool]] | None = None
         self._rollout_messages: list[Any] = []
         self._batch_labels: list[list[str] | None] | None = None
+        self.rollout_prompts: list[list[dict[str, Any]]] = []
         if codeact:
             enable_codeact_parsing(self._tokenizer)
 
-    def _tool_call_loop(self, *args: Any, **kwargs: Any) -> Any:
-        result = super()._tool_call_loop(*args, **kwargs)
+    def _generate(self, prompts: list[Any]) -> Any:
+        # The prompts after each environment's reset: what the model was shown (the teacher starts from these).
+        self.rollout_prompts = [list(prompt) for prompt in prompts]
+        return super()._generate(prompts)
+
+    def _episode_over(self, index: int) -> bool:
+        environments: list[Any] = list(self.environments or [])
+        environment = environments[index] if index < len(environments) else None
+        return isinstance(environment, AgentGymEnvironment) and environment._done  # submitted or out of turns
+
+    def _tool_call_loop(self, prompts: Any, prompt_ids: Any, completion_ids: Any, completions: Any, logprobs: Any,
+                        images: Any, multimodal_fields: Any) -> Any:
+        self._generate_single_turn = self._generation_stopping_at_episode_end(  # type: ignore[method-assign]
+            prompt_ids, completion_ids)
+        try:
+            result = list(super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, logprobs, images,
+                                                  multimodal_fields))
+        finally:
+            del self._generate_single_turn  # back to the class's method
+        result = _cut_after_episode_end(result, [self._episode_over(i) for i in range(len(result[2]))])
         completions = result[TOOL_LOOP_RESULT.index("completions")]
         self._rollout_messages = list(completions)
         environments: list[Any] = list(self.environments or [])
@@ -134,7 +161,47 @@ class AgentGRPOTrainer(GRPOTrainer):
             budget.append(unanswered and made > answered)
             limit.append(unanswered and made <= answered)
         self._cuts = (budget, limit)
-        return result
+        return tuple(result)
+
+    def _generation_stopping_at_episode_end(self, prompt_ids: list[list[int]], completion_ids: list[list[int]]) -> Any:
+        """`_generate_single_turn` for TRL's tool loop that generates nothing for a rollout whose episode is over.
+
+        The loop passes the sequences of the rollouts still calling tools, in rollout order, each one its
+        rollout's prompt and completion so far plus the tool-result suffix; they are matched to rollouts by that
+        prefix, in order."""
+        original = type(self)._generate_single_turn.__get__(self)
+
+        def generate(sequences: list[list[int]], images: Any, multimodal_fields: Any, num_generations: int,
+                     *args: Any, **kwargs: Any) -> Any:
+            owners = _owners(sequences, prompt_ids, completion_ids)
+            over = [owner is not None and self._episode_over(owner) for owner in owners]
+            if not any(over):
+                return original(sequences, images, multimodal_fields, num_generations, *args, **kwargs)
+            live = [index for index, ended in enumerate(over) if not ended]
+            text_only = images is None and not multimodal_fields
+            if text_only and (live or self.accelerator.num_processes == 1):
+                ids: list[list[int]] = [[] for _ in sequences]
+                logps: list[list[float]] | None = [[] for _ in sequences]  # safe whether TRL keeps logprobs
+                if live:
+                    made_ids, made_logps = original([sequences[i] for i in live], None, multimodal_fields,
+                                                    num_generations, *args, **kwargs)
+                    for position, index in enumerate(live):
+                        ids[index] = list(made_ids[position])
+                    if made_logps is None:
+                        logps = None
+                    else:
+                        for position, index in enumerate(live):
+                            logps[index] = list(made_logps[position])  # type: ignore[index]
+                return ids, logps
+            # Images, or every rollout over on one of several processes (generation may be collective): generate
+            # for all, keep nothing for the ended ones.
+            made_ids, made_logps = original(sequences, images, multimodal_fields, num_generations, *args, **kwargs)
+            made_ids = [[] if ended else list(row) for row, ended in zip(made_ids, over, strict=True)]
+            if made_logps is not None:
+                made_logps = [[] if ended else list(row) for row, ended in zip(made_logps, over, strict=True)]
+            return made_ids, made_logps
+
+        return generate
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         self._batch_labels = None
@@ -212,6 +279,43 @@ class AgentGRPOTrainer(GRPOTrainer):
             dataset = self.train_dataset if mode == "train" else None
             for name, value in batch_metrics(dataset, stats, group_size).items():
                 metrics[name].append(value)
+
+
+def _owners(sequences: list[list[int]], prompt_ids: list[list[int]], completion_ids: list[list[int]]) -> list[int | None]:
+    """For each sequence of a tool-loop generation call, the rollout it continues (its prompt and completion so
+    far are the sequence's start), matched in rollout order; None when none matches."""
+    owners: list[int | None] = []
+    start = 0
+    for sequence in sequences:
+        found = None
+        for index in range(start, len(prompt_ids)):
+            prompt, completion = list(prompt_ids[index]), list(completion_ids[index])
+            head = len(prompt) + len(completion)
+            if len(sequence) >= head and list(sequence[:head]) == prompt + completion:
+                found = index
+                break
+        owners.append(found)
+        if found is not None:
+            start = found + 1
+    return owners
+
+
+def _cut_after_episode_end(result: list[Any], over: list[bool]) -> list[Any]:
+    """TRL's tool-loop result with each ended rollout's completion cut after its last model token (dropping the
+    ending tool's result and the header of a turn that was never generated)."""
+    tool_mask = result[TOOL_LOOP_RESULT.index("tool_mask")]
+    completion_ids = result[TOOL_LOOP_RESULT.index("completion_ids")]
+    logprobs = result[TOOL_LOOP_RESULT.index("logprobs")]
+    for index, ended in enumerate(over):
+        if not ended:
+            continue
+        mask = tool_mask[index]
+        keep = max((position + 1 for position, value in enumerate(mask) if value), default=len(mask))
+        tool_mask[index] = mask[:keep]
+        completion_ids[index] = completion_ids[index][:keep]
+        if logprobs is not None:
+            logprobs[index] = logprobs[index][:keep]
+    return result
 
 
 def device_settings() -> dict[str, Any]:

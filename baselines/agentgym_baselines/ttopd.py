@@ -225,7 +225,9 @@ class TTOPDTrainer(AgentGRPOTrainer):
     def _teacher_prompts(self, inputs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         """Each rollout's prompt with its hint (the prompt unchanged when hint is 'none')."""
         config = self.args
-        prompts = [list(row["prompt"]) for row in inputs]
+        # The prompts the rollouts were generated from (each environment's reset filled the task message in).
+        shown = self.rollout_prompts if len(self.rollout_prompts) == len(inputs) else [row["prompt"] for row in inputs]
+        prompts = [list(prompt) for prompt in shown]
         if config.hint == "none":
             return prompts
         environments: list[Any] = list(self.environments or [])

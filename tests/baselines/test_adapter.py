@@ -115,13 +115,25 @@ def test_class_and_instances_pickle() -> None:
 
 def test_task_dataset_has_prompts_and_ids_but_no_answers() -> None:
     dataset = task_dataset(ENV, split="test")
-    assert dataset.column_names == ["prompt", "task_id"]
+    assert dataset.column_names == ["prompt", "task_id", "seed"]
     assert len(dataset) == len(toy_env.WORDS)
     assert all(task_id.endswith("-test") for task_id in dataset["task_id"])
     row = dataset[0]
     assert [message["role"] for message in row["prompt"]] == ["system", "user"]
-    assert row["prompt"][1]["content"] == "Submit the word apple."
+    # The task message is the env's own prompt of the episode, which the adapter's reset returns (TRL appends it).
+    assert row["prompt"][1]["content"] == ""
+    assert environment_factory(ENV)().reset(**row) == "Submit the word apple."
     assert "apple" not in row["prompt"][0]["content"]
+
+
+def test_reset_refuses_a_row_whose_prompt_the_env_would_not_grade() -> None:
+    instance = environment_factory(ENV)()
+    row = task_dataset(ENV, split="test")[0]
+    row["prompt"][1]["content"] = "Submit the word apple."  # exactly the env's prompt: nothing is appended
+    assert instance.reset(**row) is None
+    row["prompt"][1]["content"] = "Submit the word river."
+    with pytest.raises(ValueError, match="differs from the one BaselinesToy-v0 gives"):
+        instance.reset(**row)
 
 
 def test_codeact_runs_blocks_with_the_tools_as_functions() -> None:

@@ -22,23 +22,10 @@ import agentgym
 DOMAINS = ["SQL-v0", "FHIR-v0", "CLI-v0"]
 
 
-def _flat_arguments(signature: Any, arguments: dict[str, Any]) -> dict[str, Any]:
-    """A solution step's nested arguments as the flat keyword arguments of the stub."""
-    flat: dict[str, Any] = {}
-    for parameter in signature.parameters:
-        outer = arguments.get(parameter.path[0])
-        if len(parameter.path) == 1:
-            if parameter.path[0] in arguments:
-                flat[parameter.name] = outer
-        elif isinstance(outer, dict) and parameter.path[1] in outer:
-            flat[parameter.name] = outer[parameter.path[1]]
-    return flat
-
-
 def _block(cls: Any, solution: list[dict[str, Any]]) -> str:
     lines = ["import json"]
     for step in solution:
-        arguments = _flat_arguments(cls._signatures[step["name"]], step.get("arguments") or {})
+        arguments = cls._signatures[step["name"]].flatten(step.get("arguments") or {})
         lines.append(f"print({step['name']}(**json.loads({json.dumps(arguments)!r})))")
     return "```python\n" + "\n".join(lines) + "\n```"
 

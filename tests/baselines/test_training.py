@@ -186,7 +186,8 @@ def test_ttopd_steps_teacher_ema_hints_and_turn_mask(tmp_path: Path) -> None:
             rest = tokenizer.decode(batch["completion_ids"][row][model_tokens[row] & ~distill[row]])
             assert first_turn.count("<tool_call>") == 1 and "<tool_response>" not in first_turn
             if row_is_lookup := '"name": "lookup"' in first_turn:
-                assert '"name": "submit"' in rest and "Done." in rest
+                # The rollout ends at the submission: the "Done." the model would write next is never generated.
+                assert '"name": "submit"' in rest and "Done." not in rest
             assert row_is_lookup or rest.replace(tokenizer.eos_token, "") in ("", "Done.")
     log = [entry for entry in trainer.state.log_history if "ttopd/reverse_kl" in entry]
     assert len(log) == 3 and all(0 < entry["ttopd/distilled_token_fraction"] < 1 for entry in log)
@@ -390,3 +391,35 @@ def test_train_with_its_defaults_completes_a_step_on_each_domain(tmp_path: Path,
     assert summary["steps"] == 1 and (output / "model.safetensors").exists()
     lines = [json.loads(line) for line in (output / "metrics.jsonl").read_text().splitlines()]
     assert "episodes/cut_by_budget" in lines[0]
+
+
+def test_nothing_runs_or_trains_after_the_episode_ends(tmp_path: Path) -> None:
+    """A rollout that submits and then writes another tool call: TRL's loop generates nothing after the
+    submission (no tool runs), and its completion ends with the submitting turn (no later token in any loss)."""
+    model, tokenizer = build_tiny_model(0)
+    after_submit: list[str] = []
+
+    def choose(row: int, prompt: str) -> str | None:
+        responses = prompt.count("<tool_response>")
+        if responses == 0 and row == 0:
+            return tool_call("submit", {"answer": _word(prompt)})
+        if responses >= 1:  # only a generation after the submission's result gets here
+            after_submit.append(prompt)
+            return tool_call("lookup", {"key": _word(prompt)})
+        return None
+
+    force_generations(model, tokenizer, choose)
+    trainer = build_trainer(_settings(tmp_path, "grpo"), model, tokenizer)
+    batches = _capture_batches(trainer)
+    trainer.train()
+    assert after_submit == []
+    environments = trainer.environments
+    submitted = [index for index, environment in enumerate(environments) if environment._submitted]
+    assert len(submitted) == 1 and environments[submitted[0]]._invocations == 1
+    batch = batches[0]
+    row = submitted[0]
+    kept = batch["completion_ids"][row][batch["completion_mask"][row] == 1]
+    text = tokenizer.decode(kept)
+    assert '"name": "submit"' in text and "<tool_response>" not in text
+    assert int(kept[-1]) == tokenizer.eos_token_id  # the submitting turn's own end, nothing after it
+    assert trainer.state.log_history[0]["reward"] == pytest.approx(0.25)
