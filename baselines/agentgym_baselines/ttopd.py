@@ -151,6 +151,22 @@ def ema_update(teacher: torch.nn.Module, student: torch.nn.Module, master: list[
             teacher_parameter.copy_(weights)
 
 
+def build_teacher(student: torch.nn.Module) -> torch.nn.Module:
+    """A gradient-free copy of `student` whose every forward path runs the copy's own weights.
+
+    Trainers patch a model's `forward` on the instance (accelerate's mixed-precision wrapper, TRL's hooks): a
+    closure over the student's bound method, which `deepcopy` does not rebind. Copied as is, the teacher's plain
+    forward would run the student's weights. Every instance-level `forward` of the copy is dropped, so its
+    modules run their class's forward on their own parameters."""
+    teacher = copy.deepcopy(student)
+    for module in teacher.modules():
+        for name in ("forward", "_original_forward"):
+            module.__dict__.pop(name, None)
+    teacher.requires_grad_(False)
+    teacher.eval()
+    return teacher
+
+
 class _TeacherUpdater(TrainerCallback):
     """Runs the teacher's EMA / hard-copy schedule after each optimizer step."""
 
@@ -192,10 +208,7 @@ class TTOPDTrainer(AgentGRPOTrainer):
                              f"{self.args.steps_per_generation} and {self.args.gradient_accumulation_steps}): a "
                              "generation batch must be one optimizer step, or its cached teacher log-probs go stale "
                              "at the next teacher update")
-        student = self.accelerator.unwrap_model(self.model)
-        self.teacher = copy.deepcopy(student)
-        self.teacher.requires_grad_(False)
-        self.teacher.eval()
+        self.teacher = build_teacher(self.accelerator.unwrap_model(self.model))
         # fp32 master weights of the teacher where it computes in lower precision (None where it is fp32).
         self.teacher_master: list[torch.Tensor | None] = [
             None if parameter.dtype == torch.float32 else parameter.detach().float().clone()

@@ -423,3 +423,23 @@ def test_nothing_runs_or_trains_after_the_episode_ends(tmp_path: Path) -> None:
     assert '"name": "submit"' in text and "<tool_response>" not in text
     assert int(kept[-1]) == tokenizer.eos_token_id  # the submitting turn's own end, nothing after it
     assert trainer.state.log_history[0]["reward"] == pytest.approx(0.25)
+
+
+def test_the_teacher_runs_its_own_weights_even_when_the_students_forward_was_patched() -> None:
+    """A trainer wraps the student's `forward` on the instance (a closure over the student, as accelerate's
+    mixed-precision wrapper does); a deep copy keeps that closure, so the copy's forward would be the student's."""
+    from agentgym_baselines.ttopd import build_teacher
+
+    student, _ = build_tiny_model(0)
+    original = student.forward
+    student.forward = lambda *args, **kwargs: original(*args, **kwargs)  # the patch: bound to the student
+    teacher = build_teacher(student)
+    ids = torch.tensor([[1, 2, 3, 4]])
+    before = teacher(input_ids=ids).logits.clone()
+    with torch.no_grad():
+        for parameter in student.parameters():
+            parameter.add_(0.5)
+    assert not torch.allclose(student(input_ids=ids).logits, before)
+    assert torch.equal(teacher(input_ids=ids).logits, before)  # plain call
+    assert torch.equal(teacher.forward(input_ids=ids).logits, before)  # the forward attribute
+    assert all(not parameter.requires_grad for parameter in teacher.parameters())
