@@ -31,10 +31,9 @@ def _broken_env(**kwargs: Any) -> ToolEnv:
     return ToolEnv(tasks=tasks, max_turns=3, **kwargs)
 
 
-agentgym.register(id="BrokenEmptyPays-v0", entry_point=_broken_env, description="test: pays an empty answer")
-
-
 def test_the_broken_plugin_env_is_flagged() -> None:
+    # Registered here, not at import: tests that walk the registry at collection must not meet this broken env.
+    agentgym.register(id="BrokenEmptyPays-v0", entry_point=_broken_env, description="test: pays an empty answer")
     results = {result.name: result for result in run_checks("BrokenEmptyPays-v0", samples=4)}
     assert results["oracle solves tasks"].ok  # the oracle still scores 1: only the new checks can catch it
     assert not results["do-nothing floor"].ok and "empty submit at once 1.00" in results["do-nothing floor"].detail

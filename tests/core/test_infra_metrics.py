@@ -35,10 +35,9 @@ class LostBackendEnv(ToolEnv):
         return super().verify(task, submission, state)
 
 
-agentgym.register(id="InfraLostTest-v0", entry_point=LostBackendEnv, description="test: a grader losing its backend")
-
-
 def test_eval_counts_infra_failed_episodes_apart(tmp_path: Path) -> None:
+    # Registered here, not at import: tests that walk the registry at collection must not meet this env.
+    agentgym.register(id="InfraLostTest-v0", entry_point=LostBackendEnv, description="test: a grader losing its backend")
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["eval", "InfraLostTest-v0", "--agent", "oracle", "--out", str(out),
                                        "--no-progress", "--no-plots", "--bootstrap", "20"])

@@ -106,4 +106,5 @@ def test_agentgym_list_count_counts_the_plugin(plugin_path: Path) -> None:
 def test_check_passes_on_the_plugin(plugin_path: Path) -> None:
     result = run_python("from agentgym.cli import main; main(['check', 'Zoo-v0'])", plugin_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("PASS") == 4
+    # Gymnasium, oracle, garbage, seeds, and the RFC 008 reward bar (floor, no gold at reset, reward range)
+    assert result.stdout.count("PASS") == 7 and "FAIL" not in result.stdout
