@@ -19,7 +19,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import learn
-from agentgym_baselines.adapter import task_dataset
+from agentgym_baselines.adapter import shown_prompt, task_dataset
 from agentgym_baselines.ttopd import TTOPDConfig
 from agentgym_fhir.data import DEFAULT_PATIENTS
 
@@ -77,7 +77,8 @@ def test_warm_up_data_are_oracle_episodes_rendered_as_the_trainer_renders(render
     rows, tasks, sequences = oracle_episodes(renderer)
     trainer = renderer.trainer
     trainer._batch_environments = [None]
-    prompt_ids, _, _ = trainer._tokenize_prompts([rows[0]["prompt"]])
+    shown = shown_prompt(rows[0], renderer.environment_class().reset(**rows[0]))  # as TRL fills it in
+    prompt_ids, _, _ = trainer._tokenize_prompts([shown])
     ids, labels = sequences[0]
     assert ids[: len(prompt_ids[0])] == list(prompt_ids[0])  # TRL's own prompt tokens
     assert all(label == -100 for label in labels[: len(prompt_ids[0])])
