@@ -209,6 +209,11 @@ class TTOPDTrainer(AgentGRPOTrainer):
                              "generation batch must be one optimizer step, or its cached teacher log-probs go stale "
                              "at the next teacher update")
         self.teacher = build_teacher(self.accelerator.unwrap_model(self.model))
+        # TRL's log-prob forward, patched onto the teacher itself as TRL does for its reference model.
+        from trl.trainer.grpo_trainer import add_fused_lm_head
+
+        add_fused_lm_head(self.teacher, temperature=self.temperature,
+                          cast_lm_head_to_fp32=self.args.cast_lm_head_to_fp32, outputs=("log_probs", "entropy"))
         # fp32 master weights of the teacher where it computes in lower precision (None where it is fp32).
         self.teacher_master: list[torch.Tensor | None] = [
             None if parameter.dtype == torch.float32 else parameter.detach().float().clone()
