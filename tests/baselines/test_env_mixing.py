@@ -42,7 +42,7 @@ def test_dataset_mixes_tasks_in_the_given_shares() -> None:
     rows = dataset.to_list()
     assert len(rows) == 40
     assert sum(row[ENVIRONMENT_COLUMN] == TOY for row in rows) == 10  # 1/4 of the rows
-    assert set(rows[0]) == {"prompt", "task_id", ENVIRONMENT_COLUMN}  # no answer column
+    assert set(rows[0]) == {"prompt", "task_id", "seed", ENVIRONMENT_COLUMN}  # no answer column
     known = {env_id: {task.id for task in gym.make(env_id).unwrapped.task_set} for env_id in (TOY, SQL)}
     assert all(row["task_id"] in known[row[ENVIRONMENT_COLUMN]] for row in rows)
     toy_rows = [row["task_id"] for row in rows if row[ENVIRONMENT_COLUMN] == TOY]

@@ -31,11 +31,12 @@ SCRIPTS = {
     "clean_success": [tool_call("lookup", {"key": "W"}), tool_call("submit", {"answer": "W"}), "Done."],
 }
 ORDER = list(SCRIPTS)
+# The "Done." after a submission is never generated: the rollout ends with the episode (no after_end turn).
 EXPECTED_LABELS = {
-    "success_after_error": ["tool_error", "submitted", "after_end"],
-    "mixed_failure": ["ok", "tool_error", "submitted", "after_end"],
+    "success_after_error": ["tool_error", "submitted"],
+    "mixed_failure": ["ok", "tool_error", "submitted"],
     "no_call": ["format_error"],
-    "clean_success": ["ok", "submitted", "after_end"],
+    "clean_success": ["ok", "submitted"],
 }
 
 
@@ -78,7 +79,8 @@ def _run(tmp_path: Path, method: str, name: str, **config: Any) -> dict[str, Any
     def capture(inputs: list[dict[str, Any]]) -> dict[str, Any]:
         output = original(inputs)
         seen.update(batch=output, labels=[list(labels or []) for labels in trainer.batch_turn_labels()],
-                    logged=list(trainer._logs["advantages"])[-len(inputs):], prompt=inputs[0]["prompt"][-1]["content"])
+                    logged=list(trainer._logs["advantages"])[-len(inputs):],
+                    prompt=trainer.rollout_prompts[0][-1]["content"])  # as shown (reset filled it in)
         return output
 
     trainer._generate_and_score_completions = capture
@@ -108,7 +110,7 @@ def test_turn_labels_come_from_the_envs_diagnosis(credited: dict[str, Any]) -> N
     for script, labels in zip(credited["scripts"], credited["labels"], strict=True):
         assert labels == EXPECTED_LABELS[script], script
     log = credited["log"]
-    assert log["credit/tool_error"] == pytest.approx(2 / 11)  # 2 of the 11 assistant turns
+    assert log["credit/tool_error"] == pytest.approx(2 / 8)  # 2 of the 8 assistant turns
     assert log["credit/misaligned"] == 0.0
 
 
@@ -124,13 +126,13 @@ def test_advantages_move_between_turns_as_the_rule_says(credited: dict[str, Any]
         assert batch["advantages"][row][model[row]].mean().item() == pytest.approx(advantage, rel=1e-4)
         if script == "mixed_failure":  # negative: the failing turn carries 4x an ok turn, the submit 2x
             assert advantage < 0
-            ok, failing, submitted, closing = turns
+            ok, failing, submitted = turns
             assert failing == pytest.approx(4 * ok, rel=1e-4) and submitted == pytest.approx(2 * ok, rel=1e-4)
-            assert closing == pytest.approx(ok, rel=1e-4) and failing < advantage < ok < 0
+            assert failing < advantage < ok < 0
         elif script == "success_after_error":  # positive: the failing turn is not rewarded
             assert advantage > 0
-            failing, submitted, closing = turns
-            assert failing == 0.0 and submitted == pytest.approx(closing) and submitted > advantage
+            failing, submitted = turns
+            assert failing == 0.0 and submitted > advantage
         else:  # one label throughout (all failing, or no failing turn at all): unchanged
             assert turns == pytest.approx([advantage] * len(turns), rel=1e-4)
 
