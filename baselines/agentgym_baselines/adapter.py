@@ -754,10 +754,10 @@ def system_prompt(env: ToolEnv, *, codeact: bool = False) -> str:
 
 def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = False, limit: int | None = None,
                  remote: str | None = None, remote_token: str | None = None, sampler: Any = None,
-                 sampler_options: Mapping[str, Any] | None = None, seed: int = 0, **env_kwargs: Any) -> Any:
+                 sampler_options: Mapping[str, Any] | None = None, episode_seeds: int = 0, **env_kwargs: Any) -> Any:
     """A `datasets.Dataset` of `env_id`'s tasks: `prompt` (the system message and an empty user message, which
     the adapter's `reset` fills with the env's prompt of the episode), `task_id` and `seed` (the episode's env
-    seed, fixed by `seed` and the task).
+    seed, fixed by `episode_seeds` and the task).
 
     With `sampler`, an endless `datasets.IterableDataset` instead, whose rows a curriculum draws as the trainer
     reads them, and which the adapter's environments tell each rollout's outcome (`task_stream`; the trainer
@@ -774,7 +774,8 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
         sampler: A curriculum name (`agentgym.curriculum.SAMPLERS`: "uniform", "mixed-outcome", ...) or a
             `TaskSampler` built over (some of) this split's tasks.
         sampler_options: `make_sampler` options when `sampler` is a name (`seed`, `group_size`, ...).
-        seed: The run's seed, from which each row's episode seed is made.
+        episode_seeds: The run's seed, from which each row's episode seed is made (`seed=` is the env's own
+            argument, passed on to `gymnasium.make`).
         **env_kwargs: Passed to `gymnasium.make` (use the same as for `environment_factory`).
 
     The gold answer is never in the dataset: the prompt is what the model may see.
@@ -795,7 +796,7 @@ def task_dataset(env_id: str, split: str | None = "train", *, codeact: bool = Fa
 
         def row(task: Any) -> dict[str, Any]:
             return {"prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
-                    "task_id": task.id, SEED_COLUMN: row_seed(seed, task.id)}
+                    "task_id": task.id, SEED_COLUMN: row_seed(episode_seeds, task.id)}
 
         if sampler is not None:
             from agentgym_baselines.task_stream import curriculum_dataset

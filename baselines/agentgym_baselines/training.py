@@ -241,8 +241,8 @@ def build_trainer(settings: RunSettings, model: Any = None, tokenizer: Any = Non
         if settings.curriculum is not None:
             curriculum = {"sampler": settings.curriculum, "sampler_options": curriculum_options(
                 settings.curriculum, settings.curriculum_options, seed=settings.seed, group_size=config.num_generations)}
-        dataset = task_dataset(settings.env_id, split=settings.split, codeact=settings.codeact, seed=settings.seed,
-                               **curriculum,
+        dataset = task_dataset(settings.env_id, split=settings.split, codeact=settings.codeact,
+                               episode_seeds=settings.seed, **curriculum,
                                **settings.env_kwargs)
         notes += fit_config_to_curriculum(config, dataset)
         factory = environment_factory(settings.env_id, codeact=settings.codeact, code_sandbox=settings.code_sandbox,
