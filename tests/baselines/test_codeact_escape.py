@@ -128,14 +128,17 @@ def test_escape_attempts_never_reach_the_task(episode: Any, attack: str) -> None
 def test_blocks_run_outside_the_trainer_process(episode: Any, tmp_path: Path) -> None:
     marker = f"/tmp/agentgym-codeact-escape-{uuid.uuid4().hex}"
     output = _run(episode, "import os, sys\nprint('baselines' in ' '.join(sys.modules), os.getpid())\n"
-                           f"open({marker!r}, 'w').write('pwned')\nprint(open({marker!r}).read())")
+                           f"try:\n    open({marker!r}, 'w').write('pwned')\n    print(open({marker!r}).read())\n"
+                           "except OSError as error:\n    print('refused', type(error).__name__)")
     assert output.splitlines()[0].split()[0] == "False"  # no module of the trainer is loaded there
     assert int(output.splitlines()[0].split()[1]) != os.getpid()
-    assert output.splitlines()[-1] == "pwned"
-    if episode._code_runner.sandbox.backend == "docker":
-        assert not os.path.exists(marker)  # the container's /tmp is not the host's
-    else:  # the local backend's isolation is weaker: no file system of its own (docs/sandbox.md)
+    # The block either writes into a /tmp of its own or is refused; it never writes the host's /tmp, except on a
+    # local sandbox without namespaces, whose weaker isolation is documented (docs/sandbox.md).
+    assert output.splitlines()[-1] in ("pwned", "refused PermissionError", "refused OSError")
+    sandbox = episode._code_runner.sandbox
+    if os.path.exists(marker):
         os.unlink(marker)
+        assert sandbox.backend == "local" and "namespace" not in sandbox.isolation, sandbox.isolation
     assert "agentgym_baselines" in sys.modules
 
 
