@@ -170,10 +170,12 @@ _LETTERS = re.compile(r"Options:\s*A\.\s")
 
 
 def env_ids() -> list[str]:
-    """Every env the registry knows (built-in domains and installed plugins), sorted."""
+    """Every env an installed distribution registers (built-in domains and plugins), sorted. Envs that other test
+    modules register directly (`agentgym.register` outside an entry point) are toys of those tests, not
+    environments to train on, and are left out."""
     from agentgym.registry import registered
 
-    return [record.id for record in registered()]
+    return [record.id for record in registered() if record.distribution != "(direct)"]
 
 
 def _sql_literal(value: Any) -> str:
