@@ -360,7 +360,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         self._started, self._done, self._submitted, self._reward = False, False, False, 0.0
         self._calls, self._failures, self._invocations = {}, {}, 0
         self._invocation_log, self._step_records, self._diagnosis, self._env_turns = [], [], None, 0
-        self._success, self._curriculum = False, None
+        self._success, self._curriculum, self._infra_error = False, None, False
         if "curriculum" in row:  # a row drawn by a curriculum (task_dataset(..., sampler=...)): report back to it
             from agentgym_baselines.task_stream import DRAW_COLUMN, stream_of
 
@@ -409,6 +409,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
         if terminated or truncated:
             self._done, self._submitted, self._reward = True, bool(terminated), float(reward)
             self._diagnosis = info.get("diagnosis")
+            self._infra_error = bool(info.get("infra_error"))  # not the policy's doing: a trainer may drop it
             self._success = episode_success(info.get("reward_breakdown", {}), terminated=bool(terminated))
             if self._invocation_log:
                 self._invocation_log[-1].ended = True
@@ -475,7 +476,8 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
     def _episode_stats(self) -> dict[str, Any]:
         return {"calls": dict(self._calls), "failures": dict(self._failures), "submitted": self._submitted,
                 "reward": self._reward if self._done else 0.0, "success": self._success,
-                "env_turns": self._env_turns if self._started else 0}
+                "env_turns": self._env_turns if self._started else 0,
+                "infra_error": getattr(self, "_infra_error", False)}
 
 
 def _close_episode_resources(envs: list[gym.Env[Any, Any]], code_runner: Any) -> None:

@@ -268,6 +268,8 @@ class AgentGRPOTrainer(GRPOTrainer):
             return
         stats = [environment._episode_stats() for environment in environments]
         metrics["episodes/submitted"].append(sum(s["submitted"] for s in stats) / len(stats))
+        # Episodes the infrastructure failed (info["infra_error"]): counted apart so a run can see and drop them.
+        metrics["episodes/infra_failed"].append(sum(s["infra_error"] for s in stats) / len(stats))
         names = sorted({name for s in stats for name in s["calls"]})
         for name in names:
             calls = sum(s["calls"].get(name, 0) for s in stats)

@@ -83,6 +83,7 @@ def test_grpo_step_trains_on_env_rewards_and_masks_tool_results(tmp_path: Path) 
     log = trainer.state.log_history[0]
     assert log["reward"] == pytest.approx(0.25)  # one rollout of four looked up and submitted the right word
     assert log["episodes/submitted"] == pytest.approx(0.25)
+    assert log["episodes/infra_failed"] == 0.0  # logged apart; no rollout here lost its infrastructure
     assert log["tools/lookup/calls"] == pytest.approx(0.25) and log["tools/submit/calls"] == pytest.approx(0.25)
     assert log["episodes/assistant_turns"] > 1.0
     assert "completions/mean_length" in log and "tools/failure_frequency" in log
