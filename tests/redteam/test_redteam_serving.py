@@ -115,7 +115,7 @@ def _stdio_submit(task_id: str, items: list[str]) -> dict[str, Any]:
 
 
 def test_the_stdio_mcp_server_tells_a_right_item_from_a_wrong_one_by_nothing() -> None:
-    pytest.importorskip("mcp")
+    pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install -e '.[serve]')")
     task_id, gold = TARGETS[0]
     outsider = next(name for name in drug_vocabulary() if name not in gold)
     inside, outside = _stdio_submit(task_id, [gold[0]]), _stdio_submit(task_id, [outsider])
