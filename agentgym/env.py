@@ -91,7 +91,9 @@ class ToolEnv(gym.Env[str, Any]):
         tools: `Tool`s (or typed functions) the agent may call. A `submit(answer)` tool is added when none of
             them is terminal.
         split: Keep only tasks of this split ("train", "test", ...).
-        families: Keep only tasks of these families.
+        families: Keep only tasks of these families (a list, or one comma-separated string).
+        difficulty: Keep only tasks of these difficulty levels ("easy", "medium", "hard"; a list or a
+            comma-separated string), e.g. `gym.make("SQL-v0", split="test", difficulty="hard")`.
         max_turns: Turns (actions) before the episode is truncated.
         code: Accept CodeAct ```python blocks, run by `execute_code`.
         reward_weights: Weights of shaping components added to the reward (default: none; reward = verifier).
@@ -116,6 +118,7 @@ class ToolEnv(gym.Env[str, Any]):
         *,
         split: str | None = None,
         families: Sequence[str] | None = None,
+        difficulty: Sequence[str] | str | None = None,
         max_turns: int = 20,
         code: bool = False,
         reward_weights: Mapping[str, float] | None = None,
@@ -130,7 +133,7 @@ class ToolEnv(gym.Env[str, Any]):
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         if render_mode not in (None, "ansi", "human"):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
-        self.task_set = TaskSet.coerce(tasks).filter(split=split, families=families)
+        self.task_set = TaskSet.coerce(tasks).filter(split=split, families=families, difficulty=difficulty)
         self.tools: dict[str, Tool] = {}
         for candidate in tools:
             item = as_tool(candidate)
@@ -346,8 +349,9 @@ class ToolEnv(gym.Env[str, Any]):
         tasks = self.task_set
         if "task_id" in options:
             return tasks.get(str(options["task_id"]))
-        if options.get("split") or options.get("families"):
-            tasks = tasks.filter(split=options.get("split"), families=options.get("families"))
+        if options.get("split") or options.get("families") or options.get("difficulty"):
+            tasks = tasks.filter(split=options.get("split"), families=options.get("families"),
+                                 difficulty=options.get("difficulty"))
         if "index" in options:
             return tasks[int(options["index"]) % len(tasks)]
         return tasks.sample(self.np_random)

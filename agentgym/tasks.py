@@ -226,18 +226,27 @@ class TaskSet(Sequence[Task]):
         except KeyError:
             raise KeyError(f"no task with id {task_id!r} in this task set ({len(self)} tasks)") from None
 
-    def filter(self, *, split: str | None = None, families: Sequence[str] | None = None) -> TaskSet:
-        """Tasks of one split and/or some families. An empty result is an error that lists what exists."""
-        if split is None and not families:
+    def filter(self, *, split: str | None = None, families: Sequence[str] | str | None = None,
+               difficulty: Sequence[str] | str | None = None) -> TaskSet:
+        """Tasks of one split, some families and/or some difficulty levels. `families` and `difficulty` take a
+        list or one comma-separated string (as `--env-arg families=a,b` gives it); a difficulty is matched as
+        `shared_difficulty` reads it, so `difficulty="challenging"` means hard. An empty result is an error that
+        lists what exists."""
+        wanted_families = _names(families)
+        wanted_levels = [shared_difficulty(level) or level for level in _names(difficulty)]
+        if split is None and not wanted_families and not wanted_levels:
             return self
         chosen = [
             task for task in self._tasks
-            if (split is None or task.split == split) and (not families or task.family in families)
+            if (split is None or task.split == split)
+            and (not wanted_families or task.family in wanted_families)
+            and (not wanted_levels or task.difficulty in wanted_levels)
         ]
         if not chosen:
             raise ValueError(
-                f"no tasks match split={split!r} families={list(families or [])!r}; "
-                f"splits: {sorted(self.splits())}; families: {sorted(self.families())}"
+                f"no tasks match split={split!r} families={wanted_families!r} difficulty={wanted_levels!r}; "
+                f"splits: {sorted(self.splits())}; families: {sorted(self.families())}; "
+                f"difficulties: {sorted({task.difficulty for task in self._tasks})}"
             )
         return TaskSet(chosen)
 
@@ -257,3 +266,11 @@ class TaskSet(Sequence[Task]):
             value = str(getattr(task, key))
             result[value] = result.get(value, 0) + 1
         return dict(sorted(result.items()))
+
+
+def _names(value: Sequence[str] | str | None) -> list[str]:
+    """A filter's names from a list or one comma-separated string; a bare string is never read letter by letter."""
+    if value is None:
+        return []
+    items = value.split(",") if isinstance(value, str) else [str(item) for item in value]
+    return [item.strip() for item in items if item.strip()]

@@ -66,3 +66,43 @@ def test_sampling_is_seeded() -> None:
     first = [tasks.sample(np.random.default_rng(3)).id for _ in range(5)]
     assert first == [tasks.sample(np.random.default_rng(3)).id for _ in range(5)]
     assert tasks.counts("split") == {"train": 50}
+
+
+def _mixed_tasks() -> TaskSet:
+    levels = ["easy", "medium", "hard", "challenging"]  # "challenging" is BIRD's name for hard
+    return TaskSet([
+        Task(**{**GOOD, "id": f"t{i}", "family": f"fam{i % 3}", "split": ("train", "test")[i % 2],
+                "difficulty": levels[i % 4]})
+        for i in range(24)
+    ])
+
+
+def test_filter_by_difficulty_reads_synonyms_and_comma_lists() -> None:
+    tasks = _mixed_tasks()
+    hard = tasks.filter(difficulty="hard")
+    assert len(hard) == 12 and {task.difficulty for task in hard} == {"hard"}
+    assert len(tasks.filter(difficulty="challenging")) == 12
+    assert len(tasks.filter(difficulty="easy,medium")) == 12
+    assert len(tasks.filter(split="test", difficulty=["hard"])) == 6  # odd i with i % 4 == 3
+
+
+def test_families_given_as_one_string_match_whole_names() -> None:
+    tasks = TaskSet([Task(**{**GOOD, "id": "a", "family": "agg"}), Task(**{**GOOD, "id": "b", "family": "aggregates"})])
+    # `--env-arg families=aggregates` arrives as a string: it must not match "agg" as a substring
+    assert [task.id for task in tasks.filter(families="aggregates")] == ["b"]
+    assert [task.id for task in tasks.filter(families="agg, aggregates")] == ["a", "b"]
+
+
+def test_filter_that_matches_nothing_lists_the_difficulties() -> None:
+    with pytest.raises(ValueError, match=r"difficulties: \['easy', 'hard', 'medium'\]"):
+        _mixed_tasks().filter(split="test", difficulty="extra-hard")
+
+
+def test_env_and_reset_take_a_difficulty() -> None:
+    from agentgym import ToolEnv
+
+    env = ToolEnv(_mixed_tasks(), split="test", difficulty="hard")
+    assert {env.reset(seed=seed)[1]["difficulty"] for seed in range(10)} == {"hard"}
+    env = ToolEnv(_mixed_tasks())
+    _, info = env.reset(seed=1, options={"difficulty": "easy"})
+    assert info["difficulty"] == "easy"
