@@ -263,3 +263,28 @@ def test_the_prompt_and_the_submit_schema_state_the_contract(env: Any) -> None:
     assert "more than one option" in prompt
     submit = next(schema for schema in info["tools"] if schema["function"]["name"] == "submit")
     assert submit["function"]["parameters"]["properties"]["answer"]["type"] == "string"
+
+
+def test_task_passage_search_fits_the_output_limit_by_whole_passages() -> None:
+    passages = [f"Trial arm {number} reported mortality of {number} percent among {100 + number} patients treated "
+                "with drug X over two years of follow-up." for number in range(1, 13)]
+    task = Task(id="ctx-2", domain="clinical", family="pubmedqa", split="test",
+                prompt="Does drug X lower mortality?", answer="no",
+                solution=[{"name": "submit", "arguments": {"answer": "no"}}],
+                verifier={"name": "clinical_choice"},
+                metadata={"question": "Does drug X lower mortality?", "options": ["yes", "no", "maybe"],
+                          "contexts": passages})
+    env = gym.make("ClinicalQA-v0", tasks=TaskSet([task]), kb="task", output_limit=600)
+    try:
+        env.reset(seed=0)
+        observation, *_ = env.step({"name": "search_knowledge", "arguments": {"query": "mortality", "k": 12}})
+        assert len(observation) <= 600 and "[truncated" not in observation
+        *blocks, note = observation.split("\n\n")
+        assert all(block.split("\n", 1)[1] in passages for block in blocks)  # whole passages only
+        assert note.startswith(f"Note: {12 - len(blocks)} more matching passages were left out")
+        assert f"offset={len(blocks)}" in note
+        rest, *_ = env.step({"name": "search_knowledge",
+                             "arguments": {"query": "mortality", "k": 2, "offset": len(blocks)}})
+        assert rest.startswith(f"[{len(blocks) + 1}] passage ")
+    finally:
+        env.close()

@@ -45,10 +45,47 @@ def test_default_kb_answers_clinical_lookups(default_kb: KnowledgeBase) -> None:
 def test_search_tool_over_a_user_kb(small_kb: KnowledgeBase) -> None:
     search_tool = make_search_tool(small_kb.path)
     assert search_tool.name == "search_knowledge"
-    assert set(search_tool.schema["function"]["parameters"]["properties"]) == {"query", "k", "source"}
+    assert set(search_tool.schema["function"]["parameters"]["properties"]) == {"query", "k", "source", "offset"}
     outcome = search_tool.invoke(None, {"query": "uric acid crystals in the big toe", "k": 2})
     assert outcome.ok and outcome.text.startswith("[1] p-gout (metabolism) Gout\n")
     assert "[2]" in outcome.text and "[3]" not in outcome.text
+
+
+class _Episode:
+    """An episode state as FHIR-v0 and ClinicalQA-v0 hand it to tools: the env's output limit in `extra`."""
+
+    def __init__(self, output_limit: int) -> None:
+        self.extra = {"output_limit": output_limit}
+
+
+def test_search_results_are_cut_by_whole_passages_and_say_how_to_page(small_kb: KnowledgeBase) -> None:
+    search_tool = make_search_tool(small_kb)
+    everything = search_tool.invoke(None, {"query": "lung disease breathing", "k": 12})
+    assert everything.ok and "left out" not in everything.text
+    whole = {block.split("\n", 1)[0]: block for block in everything.text.split("\n\n")}
+    assert len(whole) == 12
+    cut = search_tool.invoke(_Episode(700), {"query": "lung disease breathing", "k": 12})
+    assert cut.ok and len(cut.text) <= 700
+    *shown, note = cut.text.split("\n\n")
+    assert 1 <= len(shown) < 12
+    # Every passage shown is whole, numbered from 1, and the note's count and offset are the true ones.
+    for number, block in enumerate(shown, start=1):
+        assert block.startswith(f"[{number}] ") and block == whole[block.split("\n", 1)[0]]
+    assert note.startswith(f"Note: {12 - len(shown)} more matching passage")
+    assert f"left out to keep this result under 700 characters" in note
+    assert f"offset={len(shown)}" in note
+    rest = search_tool.invoke(None, {"query": "lung disease breathing", "k": 12 - len(shown), "offset": len(shown)})
+    pages = [block for block in rest.text.split("\n\n")]
+    assert [block.split("\n", 1)[0] for block in pages] == list(whole)[len(shown):]
+    assert pages[0].startswith(f"[{len(shown) + 1}] ")
+
+
+def test_a_passage_longer_than_the_whole_limit_is_cut_at_a_word_and_says_so(small_kb: KnowledgeBase) -> None:
+    outcome = make_search_tool(small_kb).invoke(_Episode(260), {"query": "asthma airways", "k": 2})
+    first = outcome.text.split("\n\n")[0]
+    assert first.startswith("[1] p-asthma (lungs) Asthma\n") and "[passage cut: " in first
+    shown, total = (int(part.replace(",", "")) for part in first.rsplit("[passage cut: ", 1)[1].split(" ")[0:4:3])
+    assert shown < total and "Note: 1 more matching passage was left out" in outcome.text
 
 
 def test_search_tool_errors_are_observations(small_kb: KnowledgeBase) -> None:

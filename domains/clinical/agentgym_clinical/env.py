@@ -80,7 +80,8 @@ class ClinicalQaEnv(ToolEnv):
         return task.model_copy(update={"prompt": prompt, "metadata": {**task.metadata, "episode_order": order}})
 
     def begin_episode(self, task: Task) -> ClinicalEpisode:
-        return ClinicalEpisode(contexts=tuple(task.metadata.get("contexts", [])))
+        return ClinicalEpisode(contexts=tuple(task.metadata.get("contexts", [])),
+                               extra={"output_limit": self.output_limit})
 
     def feedback_hints(self, call: Any, outcome: Any, view: Any) -> list[Any]:
         """Closest code system, calculator and calculator input in errors of lookup_code and calculate

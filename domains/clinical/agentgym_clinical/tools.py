@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,6 +21,7 @@ from agentgym_fhir.tools import calculate as record_calculate
 from agentgym_fhir.tools import lookup_code
 
 from agentgym import Tool, ToolError, tool
+from agentgym_knowledge.tool import fit_blocks, output_budget
 
 # FHIR-v0's `calculate` tells the agent to gather the inputs from the patient record; a ClinicalQA question has no
 # record, so here the same calculators say to take them from the question.
@@ -37,9 +38,12 @@ _STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", 
 
 @dataclass(frozen=True)
 class ClinicalEpisode:
-    """The state tools see in one episode: the question's context passages (empty for most tasks)."""
+    """The state tools see in one episode: the question's context passages (empty for most tasks), and in
+    `extra["output_limit"]` the characters one tool output may take (search results fit in it by whole
+    passages)."""
 
     contexts: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _terms(text: str) -> list[str]:
@@ -72,26 +76,30 @@ def _search_task_passages(
     state: ClinicalEpisode,
     query: str,
     k: Annotated[int, pydantic.Field(ge=1, le=MAX_RESULTS)] = 5,
+    offset: Annotated[int, pydantic.Field(ge=0, le=MAX_RESULTS)] = 0,
 ) -> str:
-    """Search this question's own context passages and return the ones that match, best first.
+    """Search this question's own context passages and return the ones that match, best first, each whole.
 
     Args:
         query: What to look for, in plain words, for example "mortality in the treated group".
         k: How many passages to return (1 to 20).
+        offset: Skip this many of the best matches, to page to the ones after those already shown.
     """
     if not isinstance(state, ClinicalEpisode) or not state.contexts:
         raise ToolError("this question has no context passages; answer from what you know or the question itself")
-    ranked = rank_passages(query, state.contexts, k)
+    ranked = rank_passages(query, state.contexts, offset + k)[offset:]
     if not ranked:
         return (f"No passage matched. This question has {len(state.contexts)} passages; try other words from the "
-                "question.")
-    return "\n\n".join(f"[{number}] passage {index + 1} of {len(state.contexts)}\n{state.contexts[index]}"
-                       for number, (index, _score) in enumerate(ranked, start=1))
+                "question." if not offset else f"No passage matched beyond the first {offset}; try a smaller offset.")
+    blocks = [f"[{number}] passage {index + 1} of {len(state.contexts)}\n{state.contexts[index]}"
+              for number, (index, _score) in enumerate(ranked, start=offset + 1)]
+    return fit_blocks([], blocks, output_budget(state), lambda shown: (
+        f"To see them, call search_knowledge again with the same query and offset={offset + shown}."))
 
 
 def task_search_tool() -> Tool:
     """`search_knowledge` over the episode's context passages (PubMedQA's reasoning-required setting)."""
-    return Tool(_search_task_passages, name="search_knowledge")
+    return Tool(_search_task_passages, name="search_knowledge", output_limit=0)
 
 
 def knowledge_search_tool(kb: Any = None) -> Tool:
