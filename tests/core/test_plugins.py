@@ -108,3 +108,22 @@ def test_check_passes_on_the_plugin(plugin_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     # Gymnasium, oracle, garbage, seeds, and the RFC 008 reward bar (floor, no gold at reset, reward range)
     assert result.stdout.count("PASS") == 7 and "FAIL" not in result.stdout
+
+
+def test_import_agentgym_registers_every_env_without_importing_any() -> None:
+    """Registration is lazy: `import agentgym` names entry points and imports no env, engine or validation
+    library, so a training script does not pay for domains it never makes (bench/import_time.py measures it)."""
+    probe = textwrap.dedent("""
+        import sys
+        import agentgym
+        heavy = sorted(name for name in sys.modules if name.split(".")[0] in ("sqlglot", "pydantic", "duckdb",
+                       "psycopg", "docker", "httpx", "torch", "faiss") or name in ("agentgym.env", "agentgym_sql.env",
+                       "agentgym_cli.env", "agentgym_clinical.env", "agentgym_fhir.env"))
+        print(len(agentgym.registered()), heavy)
+        from agentgym import ToolEnv  # the public names still import on first use
+        print(ToolEnv.__module__)
+    """)
+    output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split("\n")
+    count, heavy = output[0].split(" ", 1)
+    assert int(count) >= 4 and heavy == "[]", output
+    assert output[1] == "agentgym.env"

@@ -21,7 +21,6 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-import agentgym
 from agentgym import Task, TaskSet, ToolEnv
 from agentgym.actions import ToolCall
 from agentgym.diagnosis import TurnRecord
@@ -309,8 +308,3 @@ def make_env(**kwargs: Any) -> SqlEnv:
     """Factory for `gym.make("SQL-v0", ...)`; see `SqlEnv` for the arguments."""
     return SqlEnv(**kwargs)
 
-
-def register() -> None:
-    """Entry point of the `agentgym.envs` group."""
-    agentgym.register(id="SQL-v0", entry_point="agentgym_sql.env:make_env", generator="agentgym_sql.tasks:generate",
-                      description="Text-to-SQL over SQLite/DuckDB/PostgreSQL; execution-accuracy rewards")
