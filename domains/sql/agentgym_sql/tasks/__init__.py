@@ -1,8 +1,9 @@
 """Task families and `generate`, which turns them into validated `Task`s over the generated databases.
 
 Each family module (one per file) exposes `FAMILY` and `generate(context, count) -> list[Draft]`. `generate`
-runs every draft's gold query on SQLite, drops drafts that fail, return nothing or too many rows, or cost more
-than a tenth of the env's query limit (SQLite steps; reported on stderr), stores the normalised result as the answer, and transpiles the gold to DuckDB and PostgreSQL with sqlglot (or uses the
+runs every draft's gold query on SQLite, drops drafts that fail, return nothing or too many rows, cost more
+than a tenth of the env's query limit (SQLite steps; reported on stderr), or that one of their near-miss
+queries (`Draft.decoys`) would answer, stores the normalised result as the answer, and transpiles the gold to DuckDB and PostgreSQL with sqlglot (or uses the
 family's hand-written override where transpiling is not faithful). Splits follow the databases: train tasks use
 retail, hospital, flights and hr; test tasks use school and finance, so no database is in both.
 """
@@ -22,7 +23,7 @@ from agentgym import Task, VerifierSpec, load_tasks, save_tasks
 
 from ..data import DATABASES, cache_dir, ensure_sqlite
 from ..data.engines import DEFAULT_MAX_STEPS, GOLD_STEP_SHARE
-from ..verify import ANSWER_FORMAT, normalize_rows
+from ..verify import ANSWER_FORMAT, compare, normalize_rows
 from . import aggregates, dates, filters, group_having, joins, nested, nulls, set_ops, topk_ties, windows
 from .base import Context, Draft, answer_contract
 
@@ -31,7 +32,7 @@ FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
 DIALECTS = ("sqlite", "duckdb", "postgres")
 MAX_ANSWER_ROWS = 200
 MAX_GOLD_STEPS = DEFAULT_MAX_STEPS // GOLD_STEP_SHARE  # a gold costs at most a tenth of an agent's query limit
-TASKS_VERSION = 5  # bump when families change so cached task files are regenerated
+TASKS_VERSION = 6  # bump when families change so cached task files are regenerated
 
 SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
                    "answers the question. Only the result's values are compared: column names do not matter, and "
@@ -75,7 +76,8 @@ def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[
             "match": draft.match, "mode": "answer" if draft.answer_mode else "sql",
             **({"column_order": "fixed"} if draft.column_order == "fixed" else {})}),
         metadata={"database": database, "db_seed": db_seed, "dialect": "sqlite", "gold_sql": gold,
-                  "question": draft.question, "evidence": draft.evidence, "answer_format": ANSWER_FORMAT},
+                  "question": draft.question, "evidence": draft.evidence, "answer_format": ANSWER_FORMAT,
+                  **({"decoys": list(draft.decoys)} if draft.decoys else {})},
         difficulty=draft.difficulty,
     )
 
@@ -130,6 +132,8 @@ def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str]
                     if steps > MAX_GOLD_STEPS:  # the gold must sit far below the env's query limit
                         too_costly.append(f"{name}/{module.FAMILY}: {steps:,} steps: {draft.gold[:200]}")
                         continue
+                    if _answered_by_decoy(context, draft, rows):
+                        continue
                     tasks.append(_task(draft, name, spec.split, number, rows, db_seed))
                     number += 1
             finally:
@@ -139,6 +143,15 @@ def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str]
               f"limit ({MAX_GOLD_STEPS:,} of {DEFAULT_MAX_STEPS:,} SQLite steps):", *too_costly[:10], sep="\n  ",
               file=sys.stderr)
     return tasks
+
+
+def _answered_by_decoy(context: Context, draft: Draft, rows: list[list[Any]]) -> bool:
+    """Whether a near-miss query of `draft` returns its gold result (under the task's match), so that on this
+    data the task could be solved without doing what it asks."""
+    for decoy in draft.decoys:
+        if compare(normalize_rows(context.run(decoy)), rows)[draft.match]:
+            return True
+    return False
 
 
 def _names(value: Sequence[str] | str | None, known: tuple[str, ...], kind: str) -> tuple[str, ...]:

@@ -30,6 +30,11 @@ class Draft:
     leaves open (groups with no rows left out, rows with a missing value skipped, rounding); `single` marks a
     one-row answer (no word on row order); `column_order="fixed"` when the question fixes the columns' order
     (columns of the same kind that only their position tells apart), else any order is accepted.
+
+    `decoys` are near-miss queries, readings the question rules out (the same question without its grouping,
+    the query that ignores the data's mess). A draft that one of them would answer is left out: on that data
+    the task would not test what it asks (every title's top salary is the global one, so the global maximum
+    scores 1).
     """
 
     family: str
@@ -43,6 +48,7 @@ class Draft:
     notes: tuple[str, ...] = ()
     single: bool = False
     column_order: str = "any"
+    decoys: tuple[str, ...] = ()
 
 
 ROW_ORDER_NOTES = {

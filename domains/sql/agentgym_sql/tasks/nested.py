@@ -88,6 +88,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"Find, per {group.words}, the {table.plural} whose {measure.words} equals the maximum within "
                 f"that {group.words} (all ties). Return {group.words}, {words}, {measure.words}."),
             ))
+            # Where every group's maximum is the overall one, the question does not need its grouping.
+            overall = (f"SELECT {group.name}, {column.name}, {measure.name} FROM {table.name} WHERE {measure.name} = "
+                       f"(SELECT MAX({measure.name}) FROM {table.name})"
+                       f"{f' AND {group.name} IS NOT NULL' if group.nullable else ''}")
             drafts.append(Draft(FAMILY, question, gold, difficulty="challenging",
-                                notes=(group_note(table, group), skip_missing(table, measure))))
+                                notes=(group_note(table, group), skip_missing(table, measure)), decoys=(overall,)))
     return drafts

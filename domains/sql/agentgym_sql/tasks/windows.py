@@ -36,8 +36,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"Using a rank per {group.words}, list the {table.plural} with the {top} {measure.words} values "
                 f"(ties included). Show {group.words}, {words} and {measure.words}."),
             ))
+            overall = gold.replace(f"RANK() OVER (PARTITION BY {group.name} ORDER BY", "RANK() OVER (ORDER BY")
             drafts.append(Draft(FAMILY, question, gold, difficulty="challenging",
-                                notes=(group_note(table, group), skip_missing(table, measure))))
+                                notes=(group_note(table, group), skip_missing(table, measure)), decoys=(overall,)))
         elif kind == "running_total":
             table = ctx.pick_table("date")
             if table is None:

@@ -1,0 +1,87 @@
+"""Verdicts of the SQL-v0 playtest (/work/playtest/SQL-v0.md), each fixed at its cause and kept fixed here.
+
+#1 (lenient by degenerate data): "for each title, the teacher with the highest salary" was solved by the global
+maximum, because every title's top salary was the overall top (salaries take five values). Task building now
+runs each draft's near-miss queries (`Draft.decoys`: the question without its grouping) and leaves out a draft
+one of them answers; every built task keeps its decoys in `metadata["decoys"]`, and each scores 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from agentgym_sql.data import DATABASES, ensure_sqlite
+from agentgym_sql.env import SqlEnv
+from agentgym_sql.tasks import base, generate, nested
+
+from agentgym import Task
+
+
+@pytest.fixture(scope="module")
+def test_env() -> Iterator[SqlEnv]:
+    env = SqlEnv(split="test")
+    yield env
+    env.close()
+
+
+def _decoy_action(env: SqlEnv, task: Task, decoy: str) -> dict[str, Any]:
+    if task.verifier.params["mode"] == "sql":
+        return {"name": "submit", "arguments": {"sql": decoy}}
+    env.reset(options={"task_id": task.id})
+    rows = env.state.engine.execute(decoy).rows
+    value = [cell for row in rows for cell in row] if len(rows) * len(rows[0]) > 1 else rows[0][0]
+    return {"name": "submit_answer", "arguments": {"value": value}}
+
+
+def test_every_stored_near_miss_scores_0(test_env: SqlEnv) -> None:
+    with_decoys = [task for task in test_env.task_set if task.metadata.get("decoys")]
+    assert len(with_decoys) >= 4, "the per-group families keep their group-free decoys"
+    won = []
+    for task in with_decoys:
+        for decoy in task.metadata["decoys"]:
+            action = _decoy_action(test_env, task, decoy)
+            test_env.reset(options={"task_id": task.id})
+            _obs, reward, terminated, _truncated, _info = test_env.step(action)
+            assert terminated
+            if reward:
+                won.append((task.id, decoy))
+    assert not won, won[:5]
+
+
+MAX_PER_GROUP = re.compile(r"SELECT t\.(\w+), t\.(\w+), t\.(\w+) FROM (\w+) AS t JOIN \(SELECT")
+
+
+def test_the_playtest_task_kind_is_not_solved_by_the_global_maximum(test_env: SqlEnv) -> None:
+    """Playtest #1's replay: per-title maxima of teachers' salaries answered by `salary = MAX(salary)`."""
+    played = 0
+    for task in test_env.task_set:
+        found = MAX_PER_GROUP.match(task.metadata["gold_sql"]["sqlite"])
+        if task.family != "nested" or not found:
+            continue
+        group, label, measure, table = found.groups()
+        overall = (f"SELECT {group}, {label}, {measure} FROM {table} WHERE {measure} = "
+                   f"(SELECT MAX({measure}) FROM {table})")
+        test_env.reset(options={"task_id": task.id})
+        _obs, reward, *_ = test_env.step({"name": "submit", "arguments": {"sql": overall}})
+        assert reward == 0.0, task.id
+        played += 1
+    assert played >= 1
+
+
+def test_a_draft_its_decoy_answers_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    ensure_sqlite(DATABASES["school"])
+    gold = "SELECT title, MAX(salary) FROM teachers GROUP BY title"
+    same = "SELECT title, MAX(salary) FROM teachers WHERE salary > 0 GROUP BY title"  # answers it on this data
+    different = "SELECT title, MIN(salary) FROM teachers GROUP BY title"
+
+    def family(_context: base.Context, _count: int) -> list[base.Draft]:
+        return [base.Draft(nested.FAMILY, "kept?", gold, decoys=(same,)),
+                base.Draft(nested.FAMILY, "kept!", gold + " ", decoys=(different,))]
+
+    monkeypatch.setattr(nested, "generate", family)
+    tasks = generate(0, databases=["school"], families=["nested"], per_family=5)
+    assert [task.metadata["question"] for task in tasks] == ["kept!"]
+    assert tasks[0].metadata["decoys"] == [different]
