@@ -223,8 +223,10 @@ class ToolEnv(gym.Env[str, Any]):
         lost: GradingFailure | None = None  # set when a tool raised InfrastructureError
         record = TurnRecord(format_error=parsed.error is not None)
         self._turn_records.append(record)
+        error_kind: str | None = None  # the step's first failure, given as info["call_error"]: a flag, never a text prefix
         if parsed.error is not None:
             self._format_errors += 1
+            error_kind = "format"
             observation = parsed.error + self._tool_hint()
             self._messages.append({"role": "user", "content": observation})
         else:
@@ -234,10 +236,13 @@ class ToolEnv(gym.Env[str, Any]):
                     outcome = self._dispatch(call)
                 except InfrastructureError as error:  # a tool's backend went away: not the agent's doing
                     lost = GradingFailure.of(error)
+                    error_kind = error_kind or "infrastructure"
                     rendered.append("Error: the environment failed (not because of your actions); the episode "
                                     "ends here.")
                     break
                 tool = self.tools.get(call.name)
+                if not outcome.ok:
+                    error_kind = error_kind or outcome.error_kind or "tool_error"
                 record.calls.append(CallRecord(call.name, call.arguments, outcome.error_kind,
                                                tool is not None and tool.terminal, outcome.text))
                 text = outcome.text if self._feedback is None else self._feedback_text(call, outcome)
@@ -274,6 +279,8 @@ class ToolEnv(gym.Env[str, Any]):
                 self._feedback.finish(info["diagnosis"])
         else:
             info = self._info()
+        if error_kind is not None:
+            info["call_error"] = error_kind
         if self.render_mode == "human":
             print(self.render())
         return observation, step_reward, terminated, truncated, info

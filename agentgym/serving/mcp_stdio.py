@@ -65,6 +65,7 @@ class McpEpisode:
         loop = asyncio.get_running_loop()
         action = {"name": name, "arguments": dict(arguments or {})}
         text, reward, terminated, truncated, info = await loop.run_in_executor(self._worker, self.env.step, action)
+        failed = "call_error" in info
         info = agent_info(info)
         structured = {"reward": float(reward), "terminated": bool(terminated), "truncated": bool(truncated),
                       "turn": info.get("turn"), "reward_breakdown": info.get("reward_breakdown", {})}
@@ -73,7 +74,7 @@ class McpEpisode:
             how = "submitted" if terminated else "stopped at the turn limit"
             text = f"{text}\n\nEpisode over ({how}): score {info.get('reward_breakdown', {}).get('answer', 0.0):g}, " \
                    f"reward {float(reward):g}."
-        return _result(text, error=text.startswith("Error"), structured=structured)
+        return _result(text, error=failed, structured=structured)
 
     def close(self) -> None:
         self._worker.submit(self.env.close).result()

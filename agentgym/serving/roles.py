@@ -36,7 +36,7 @@ current_role: ContextVar[str] = ContextVar("agentgym_serve_role", default=AGENT)
 # What an agent-role client receives of `info`: these keys, each filtered as below; any other key (a plugin's
 # own) is left out, because nothing says it is safe.
 AGENT_INFO_KEYS = ("task_id", "family", "split", "difficulty", "turn", "tools", "messages", "perturbations",
-                   "reward_breakdown", "diagnosis", "grader_error", "infra_error")
+                   "reward_breakdown", "diagnosis", "grader_error", "infra_error", "call_error")
 # Reward-breakdown terms computed from the agent's own calls, plus `answer` (the verifier's score, which the
 # reward already carries). Left out: `verifier/*` (per-answer components such as precision and recall) and
 # `process/*` (a domain's per-call signals, which may compare a call's result with the gold).

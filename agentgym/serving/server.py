@@ -407,7 +407,7 @@ async def _mcp_call(server: AgentGymEnvServer, request_id: Any, params: dict[str
 
 def tool_call_result(observation: GymObservation) -> dict[str, Any]:
     """A step's outcome as MCP's CallToolResult; `data` is the text, for openenv-core's MCP client."""
-    failed = observation.text.startswith("Error")
+    failed = "call_error" in observation.info
     return {"content": [{"type": "text", "text": observation.text}], "isError": failed, "data": observation.text,
             "structuredContent": {"observation": observation.text, "reward": observation.reward,
                                   "terminated": observation.terminated, "truncated": observation.truncated,

@@ -403,7 +403,7 @@ class AgentGymEnvironment(metaclass=_EnvironmentClassMeta):
             self._invocation_log[-1].steps.append(len(self._step_records))
         observation, reward, terminated, truncated, info = self._env.step({"name": name, "arguments": arguments})
         self._env_turns = int(info.get("turn", self._env_turns + 1))
-        failed = observation.startswith("Error:")
+        failed = "call_error" in info
         self._step_records.append(TurnRecord(calls=[CallRecord(name, arguments, "tool_error" if failed else None,
                                                                bool(terminated))]))
         if terminated or truncated:

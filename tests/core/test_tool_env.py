@@ -179,3 +179,29 @@ def test_default_submit_is_added_and_tasks_load_from_file(tmp_path) -> None:
     env = ToolEnv(tasks=str(path), tools=[])
     env.reset(seed=0)
     assert env.step({"name": "submit", "arguments": {"answer": " HI "}})[1] == 1.0
+
+
+def test_a_failed_call_is_flagged_in_info_and_a_tool_printing_error_is_not() -> None:
+    """Failure is a flag (`info["call_error"]`), not a text prefix: a log line that starts with "Error:" is a
+    successful call, and servers, the MCP bridge and trainers read the flag."""
+    from agentgym import tool
+
+    @tool
+    def show_log(name: str) -> str:
+        """Print a log file.
+
+        Args:
+            name: The log's name.
+        """
+        return "Error: disk full at 03:12 (an old log line)"
+
+    env = ToolEnv([Task(id="t", domain="d", family="f", prompt="p", answer=1)], tools=[show_log])
+    env.reset(seed=0)
+    *_, info = env.step({"name": "show_log", "arguments": {"name": "app"}})
+    assert "call_error" not in info
+    *_, info = env.step({"name": "show_log", "arguments": {}})
+    assert info["call_error"] == "arguments"
+    *_, info = env.step({"name": "no_such_tool", "arguments": {}})
+    assert info["call_error"] == "unknown_tool"
+    *_, info = env.step("no tool call here")
+    assert info["call_error"] == "format"
