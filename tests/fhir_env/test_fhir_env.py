@@ -106,12 +106,13 @@ def test_tools_show_what_the_answers_say(env, small_tasks: list[Task]) -> None: 
             value = outputs[0]["value"] if meta["which"] == "latest" else outputs[0]["observations"][0]["value"]
             assert value == pytest.approx(task.answer), task.id
         elif family in ("lab_change", "vital_aggregate"):
-            history = [row["value"] for row in _solution_outputs(env, task)[-1]["observations"]]
+            history = [row["value"] for row in _solution_outputs(env, task)[-1]["observations"]
+                       if row["status"] != "entered-in-error"]
             if family == "lab_change":
                 assert history[-1] - history[0] == pytest.approx(task.answer, abs=1e-6), task.id
             else:
-                stat = meta["statistic"]
-                got = round(sum(history) / len(history), 1) if stat == "mean" else (max if stat == "max" else min)(history)
+                stat = meta["statistic"]  # a mean's gold is exact: the verifier takes either rounding of a tie
+                got = sum(history) / len(history) if stat == "mean" else (max if stat == "max" else min)(history)
                 assert got == pytest.approx(task.answer), task.id
         elif family == "risk_score":
             outputs = _solution_outputs(env, task)

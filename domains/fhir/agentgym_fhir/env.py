@@ -36,7 +36,7 @@ SYSTEM_PROMPT = (
     "`submit` with the answer in the form the task asks for (a number with its unit, a date as YYYY-MM-DD, a "
     "code, a list, yes or no, or \"none found\")."
 )
-TASKS_VERSION = "3"
+TASKS_VERSION = "4"
 # The cached task sets depend on the code that builds them: any change to these files is a new cache key.
 GENERATOR_SOURCES = ("tasks", "vocab", "codes.py", "calculators.py", "units.py", "tools.py")
 

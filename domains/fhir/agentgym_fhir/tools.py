@@ -22,7 +22,7 @@ from agentgym_fhir.store import Episode
 
 DEFAULT_PAGE = 20
 MAX_PAGE = 100
-_SCOPING_PARAMS = ("patient", "subject", "_id", "identifier", "encounter", "name", "family", "given", "birthdate")
+_SCOPING_PARAMS = ("patient", "subject", "_id", "identifier", "encounter", "context", "name", "family", "given", "birthdate")
 _GLOBAL_TYPES = {"Patient", "Practitioner", "Organization", "Medication", "Location"}
 LOINC = "http://loinc.org"
 RXNORM = "http://www.nlm.nih.gov/research/umls/rxnorm"
@@ -358,33 +358,56 @@ def _observations(state: FhirState, patient_id: str, code: str, extra: dict[str,
 
 @tool
 def latest_observation(state: FhirState, patient_id: str, code: str) -> dict[str, Any]:
-    """The most recent observation (lab, vital sign or score) of one code for a patient, with its unit and date.
+    """The most recent result (lab, vital sign or score) of one code for a patient, with its unit, date and status.
 
-    Also matches components, so "8480-6" (systolic blood pressure) finds the systolic value inside a blood
-    pressure panel.
+    Results marked entered-in-error or cancelled are not results: they are skipped, and listed under "skipped"
+    when they are newer than the one shown. Also matches components, so "8480-6" (systolic blood pressure)
+    finds the systolic value inside a blood pressure panel.
 
     Args:
         patient_id: The patient's FHIR id.
         code: The LOINC code (e.g. "2823-3" for potassium), optionally as "http://loinc.org|2823-3".
     """
-    found = _observations(state, patient_id, code, {"_sort": "-date"}, limit=1)
+    found = _observations(state, patient_id, code, {"_sort": "-date", "status": ",".join(VALID_STATUSES)}, limit=1)
+    newer = _observations(state, patient_id, code, {"_sort": "-date", "status": ",".join(INVALID_STATUSES)})
+    if found:
+        shown_date = _effective(found[0]) or ""
+        newer = [resource for resource in newer if (_effective(resource) or "") > shown_date]
+    listed_skips = [{"observation_id": r.get("id"), "status": r.get("status"), "date": _effective(r)} for r in newer]
     if not found:
-        return {"found": False, "message": f"no observation with code {code} for patient {patient_id}"}
+        message = (f"no valid observation with code {code} for patient {patient_id} (only results marked "
+                   "entered-in-error or cancelled)" if listed_skips else
+                   f"no observation with code {code} for patient {patient_id}")
+        return {"found": False, "message": message, **({"skipped": listed_skips} if listed_skips else {})}
     total = _call(state.backend.search, "Observation",
                   {"patient": _patient_ref(patient_id), "combo-code": code, "_summary": "count"}).total
     rows = observation_rows(found[0], code)
     result: dict[str, Any] = {"found": True, "observation_id": found[0].get("id"), **(rows[0] if rows else {}),
-                              "observations_with_this_code": total}
+                              "status": found[0].get("status"), "observations_with_this_code": total}
     reference = _first(found[0].get("referenceRange"))
     if reference and rows and rows[0]["code"] == _coding(found[0].get("code")).get("code"):
         result["reference_range"] = {k: (reference.get(k) or {}).get("value") for k in ("low", "high") if k in reference}
+    if listed_skips:
+        result["skipped"] = listed_skips
     return result
+
+
+# Statuses of an Observation that is not a result (FHIR: "entered-in-error" was never valid; "cancelled" never
+# happened). Every other status is shown as a result.
+INVALID_STATUSES = ("entered-in-error", "cancelled")
+VALID_STATUSES = ("final", "amended", "corrected", "preliminary", "registered", "unknown")
+
+
+def _effective(resource: dict[str, Any]) -> str | None:
+    rows = observation_rows(resource)
+    return rows[0]["date"] if rows else resource.get("effectiveDateTime")
 
 
 @tool(output_limit=0)
 def observation_history(state: FhirState, patient_id: str, code: str, start: str | None = None,
                         end: str | None = None, offset: int = 0) -> dict[str, Any]:
-    """Every observation of one code for a patient, oldest first, optionally within a date range.
+    """Every observation of one code for a patient, oldest first, optionally within a date range, each with
+    its status (final, amended, corrected; a row marked entered-in-error is not a valid result).
 
     "total" counts every match; "shown" the rows in this output. When they are too many to show at once,
     "left_out" counts the rest and "next" says how to see them (call again with offset, or narrow the dates).
@@ -406,9 +429,9 @@ def observation_history(state: FhirState, patient_id: str, code: str, start: str
         extra["date"] = dates
     rows = []
     for resource in _observations(state, patient_id, code, extra):
-        rows.extend(observation_rows(resource, code))
+        rows.extend({**row, "status": resource.get("status")} for row in observation_rows(resource, code))
     start_at = _offset(offset)
-    listed = [{k: row[k] for k in ("date", "value", "unit")} for row in rows[start_at:]]
+    listed = [{k: row[k] for k in ("date", "value", "unit", "status")} for row in rows[start_at:]]
     return fit_rows({"patient_id": patient_id, "code": code, "total": len(rows), "offset": start_at}, "observations",
                     listed, output_budget(state),
                     lambda shown: f"call again with offset={start_at + shown} for the rows left out")

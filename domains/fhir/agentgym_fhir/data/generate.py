@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from agentgym_fhir.store import FhirStore
 
 REFERENCE_DATE = datetime(2024, 12, 31, 12, 0, 0)   # the generated world's "today"
-GENERATOR_VERSION = "agentgym-fhir-generator/2"  # bump whenever generated data changes
+GENERATOR_VERSION = "agentgym-fhir-generator/3"  # bump whenever generated data changes
 LAST_UPDATED = "2025-01-01T00:00:00Z"               # fixed, so that stores are byte-identical
 PRACTITIONER_SYSTEM = "urn:agentgym:fhir:practitioner"
 ORGANIZATION_SYSTEM = "urn:agentgym:fhir:organization"
@@ -1121,7 +1121,90 @@ def generate_patient(seed: int, index: int, shared: Shared) -> list[dict[str, An
         person.encounter = None
         _followup(person, _clinic_time(rng, next_followup))
         next_followup += timedelta(days=rng.randint(120, 240))
+    _make_messy(person, seed)
     return person.resources
+
+
+# ----------------------------------------------------------------------------------------- the mess of real data
+# Real records are not clean, and the hard task families ask about exactly this: results from an outside lab
+# in another unit, results entered in error (kept in the record, marked so), amended results, and patients who
+# share a name. Drawn from a random stream of their own, so the rest of each record is unchanged by them.
+OUTSIDE_UNITS = {"2345-7": ("mmol/L", "glucose", 1), "2160-0": ("umol/L", "creatinine", 0),
+                 "29463-7": ("[lb_av]", None, 1)}
+OUTSIDE_SHARE = {"2345-7": 0.3, "2160-0": 0.25, "29463-7": 0.2}
+ERROR_CODES = ("2160-0", "2823-3", "2345-7", "4548-4", "2951-2", "98979-8")
+ERROR_SHARE, AMENDED_SHARE, NAMESAKE_SHARE = 0.35, 0.3, 0.1
+
+
+def _value_observations(person: _Person, loinc: str) -> list[dict[str, Any]]:
+    found = [r for r in person.resources if r["resourceType"] == "Observation" and "valueQuantity" in r
+             and r["code"]["coding"][0]["code"] == loinc and r.get("status") == "final"]
+    return sorted(found, key=lambda r: r["effectiveDateTime"])
+
+
+def _in_outside_unit(quantity: dict[str, Any], unit: str, analyte: str | None, decimals: int) -> dict[str, Any]:
+    from agentgym_fhir.units import convert
+
+    value = _round(convert(float(quantity["value"]), quantity["code"], unit, analyte), decimals)
+    return {"value": value, "unit": "lb" if unit == "[lb_av]" else unit, "system": UCUM, "code": unit}
+
+
+def _make_messy(person: _Person, seed: int) -> None:
+    rng = random.Random(f"{seed}:{person.index}:mess")
+    # An outside lab reports from some visit on in its own unit (the reference range too).
+    for loinc, (unit, analyte, decimals) in OUTSIDE_UNITS.items():
+        readings = _value_observations(person, loinc)
+        if len(readings) < 3 or rng.random() >= OUTSIDE_SHARE[loinc]:
+            continue
+        for resource in readings[rng.randint(1, len(readings) - 1):]:
+            resource["valueQuantity"] = _in_outside_unit(resource["valueQuantity"], unit, analyte, decimals)
+            for reference in resource.get("referenceRange") or []:
+                for side in ("low", "high"):
+                    if side in reference:
+                        reference[side] = _in_outside_unit(reference[side], unit, analyte, decimals)
+            resource["performer"] = [{"display": "Outside laboratory"}]
+    # A result entered in error: kept in the record with status entered-in-error and an implausible value.
+    if rng.random() < ERROR_SHARE:
+        choices = [code for code in ERROR_CODES if _value_observations(person, code)]
+        if choices:
+            readings = _value_observations(person, rng.choice(choices))
+            original = readings[-1] if rng.random() < 0.6 else rng.choice(readings)
+            when = datetime.fromisoformat(original["effectiveDateTime"].replace("Z", "")) + \
+                timedelta(hours=rng.randint(2, 72))
+            if when < REFERENCE_DATE:
+                wrong = dict(original["valueQuantity"])
+                factor = rng.choice([0.45, 0.6, 1.6, 2.2])
+                wrong["value"] = _round(float(wrong["value"]) * factor, 2 if float(wrong["value"]) < 10 else 0)
+                error = {key: value for key, value in original.items()
+                         if key not in ("id", "meta", "interpretation", "encounter", "basedOn")}
+                error.update({"id": _uuid(rng), "status": "entered-in-error", "valueQuantity": wrong,
+                              "effectiveDateTime": iso(when),
+                              "issued": iso(when + timedelta(hours=1)).replace("Z", ".000Z"),
+                              "note": [{"text": "Result entered in error (wrong patient); disregard."}]})
+                reference = (error.get("referenceRange") or [{}])[0]
+                flag = "N"
+                if "low" in reference and wrong["value"] < reference["low"]["value"]:
+                    flag = "L"
+                elif "high" in reference and wrong["value"] > reference["high"]["value"]:
+                    flag = "H"
+                if "interpretation" in original:  # flagged as the wrong value would have been
+                    error["interpretation"] = [{"coding": [{"system": INTERPRETATION, "code": flag, "display": {
+                        "N": "Normal", "L": "Low", "H": "High"}[flag]}]}]
+                person.add(error)
+    # An amended (or corrected) result: still a valid result, but no longer "final".
+    if rng.random() < AMENDED_SHARE:
+        choices = [code for code in ERROR_CODES + ("8480-6", "29463-7") if _value_observations(person, code)]
+        if choices:
+            chosen = rng.choice(_value_observations(person, rng.choice(choices)))
+            chosen["status"] = rng.choice(["amended", "corrected"])
+    # Two patients of a pair of neighbouring indexes share a name when both draw it (same sex: same given names).
+    pair = random.Random(f"{seed}:namesake:{person.index // 2}")
+    if pair.random() < NAMESAKE_SHARE:
+        family, pool_seed = pair.choice(FAMILY), pair.random()
+        chooser = random.Random(pool_seed)
+        pool = FEMALE_GIVEN if person.female else MALE_GIVEN
+        patient = person.resources[0]
+        patient["name"] = [{"use": "official", "family": family, "given": [chooser.choice(pool), chooser.choice(pool)]}]
 
 
 def generate_resources(patients: int, seed: int = 0, *,

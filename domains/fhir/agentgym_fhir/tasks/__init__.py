@@ -17,11 +17,13 @@ from typing import Any
 from agentgym.tasks import Task
 from agentgym_fhir.tasks import (
     active_medications,
+    admission_labs,
     cohort,
     condition_coding,
     drug_condition,
     drug_interaction,
     encounter_timeline,
+    inpatient_reconciliation,
     lab_change,
     lab_value,
     medication_order,
@@ -29,16 +31,18 @@ from agentgym_fhir.tasks import (
     potassium_replacement,
     record_vital,
     referral,
+    renal_dosing,
     risk_score,
+    trend_since_order,
     triage,
     vital_aggregate,
 )
-from agentgym_fhir.tasks.common import Context, PatientRecord, load_records
+from agentgym_fhir.tasks.common import Context, PatientRecord, load_records, measured_difficulty, task_work
 
 FAMILY_MODULES: dict[str, ModuleType] = {module.FAMILY: module for module in [
     patient_lookup, lab_value, lab_change, vital_aggregate, active_medications, drug_condition, drug_interaction,
     risk_score, encounter_timeline, cohort, potassium_replacement, referral, condition_coding, triage,
-    record_vital, medication_order,
+    record_vital, medication_order, renal_dosing, admission_labs, inpatient_reconciliation, trend_since_order,
 ]}
 FAMILIES = list(FAMILY_MODULES)
 
@@ -94,6 +98,28 @@ def _open(store: Any) -> Any:
     return store
 
 
+def _answer_kind(task: Task) -> str | None:
+    """The `agentgym.answers.ANSWER_SCHEMAS` kind the `submit` schema shows for a task's answer."""
+    if task.verifier.name != "fhir_answer":
+        return None
+    params = task.verifier.params
+    kind = params.get("kind")
+    if task.answer is None:
+        return "text"  # "none found"
+    if kind == "number":
+        return "quantity" if params.get("require_unit") else "number"
+    return {"set": "list", "yes_no": "yes_no"}.get(str(kind), "text")
+
+
+def _measured(task: Task) -> Task:
+    """The task with its measured difficulty (`tasks.common.task_work`) and the answer schema `submit` shows."""
+    metadata = {**task.metadata, "work": task_work(task)}
+    kind = _answer_kind(task)
+    if kind is not None and "answer_schema" not in metadata:
+        metadata["answer_schema"] = kind
+    return task.model_copy(update={"difficulty": measured_difficulty(task), "metadata": metadata})
+
+
 def generate(seed: int = 0, store: Any = None, *, families: Sequence[str] | str | None = None,
              test_fraction: float = 0.2, patients: int | None = None, verbose: bool = True,
              records: list[PatientRecord] | None = None, **options: Any) -> list[Task]:
@@ -133,6 +159,7 @@ def generate(seed: int = 0, store: Any = None, *, families: Sequence[str] | str 
     for name in chosen:
         module = FAMILY_MODULES[name]
         made = module.build(Context(records, int(seed), name, float(test_fraction), dict(options)))
+        made = [_measured(task) for task in made]
         report.counts[name] = len(made)
         if not made:
             report.unsupported[name] = module.REQUIRES

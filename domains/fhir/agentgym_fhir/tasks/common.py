@@ -68,6 +68,7 @@ class PatientRecord:
     medications: list[dict[str, Any]] = field(default_factory=list)
     encounters: list[dict[str, Any]] = field(default_factory=list)
     allergies: list[dict[str, Any]] = field(default_factory=list)
+    administrations: list[dict[str, Any]] = field(default_factory=list)
     readings: dict[str, list[Reading]] = field(default_factory=dict)
     now: datetime = field(default_factory=lambda: datetime(2024, 12, 31, 12, tzinfo=timezone.utc))
 
@@ -136,6 +137,16 @@ class PatientRecord:
         """Whether the data holds readings of this code after the task's now (such tasks are skipped)."""
         return any(reading.when > self.now for reading in self.readings.get(f"future:{code}", []))
 
+    def invalid(self, code: str) -> list[Reading]:
+        """Readings of one code marked entered-in-error or cancelled (kept in the record, never results)."""
+        return self.readings.get(f"invalid:{code}", [])
+
+    def inpatient_stays(self) -> list[dict[str, Any]]:
+        """The patient's inpatient Encounters (class IMP) up to now, oldest first."""
+        stays = [e for e in self.encounters if (e.get("class") or {}).get("code") == "IMP"
+                 and (parse_instant((e.get("period") or {}).get("start")) or self.now) < self.now]
+        return sorted(stays, key=lambda e: e["period"]["start"])
+
     def latest(self, code: str) -> Reading | None:
         values = self.series(code)
         return values[-1] if values else None
@@ -179,7 +190,8 @@ def load_records(source: Any, reference_date: datetime | None = None) -> list[Pa
     for resource in source.iter_resources("Patient"):
         patients[str(resource["id"])] = PatientRecord(patient=resource)
     buckets = {"Observation": "observations", "Condition": "conditions", "MedicationRequest": "medications",
-               "Encounter": "encounters", "AllergyIntolerance": "allergies"}
+               "Encounter": "encounters", "AllergyIntolerance": "allergies",
+               "MedicationAdministration": "administrations"}
     for resource_type, attribute in buckets.items():
         for resource in source.iter_resources(resource_type):
             owner = patients.get(_subject_id(resource) or "")
@@ -210,8 +222,7 @@ def _patient_now(record: PatientRecord) -> datetime:
 def _index_readings(record: PatientRecord) -> None:
     series: dict[str, list[Reading]] = defaultdict(list)
     for resource in record.observations:
-        if resource.get("status") in ("entered-in-error", "cancelled"):
-            continue
+        invalid = resource.get("status") in ("entered-in-error", "cancelled")
         for row in observation_rows(resource):
             when = parse_instant(row.get("date"))
             value = row.get("value")
@@ -220,6 +231,8 @@ def _index_readings(record: PatientRecord) -> None:
             reading = Reading(when, float(value), str(row.get("unit") or ""), str(row.get("display") or ""),
                               str(resource.get("id")))
             key = row["code"] if when <= record.now else f"future:{row['code']}"
+            if invalid:
+                key = f"invalid:{row['code']}"
             series[key].append(reading)
     for values in series.values():
         values.sort(key=lambda reading: (reading.when, reading.resource_id))
@@ -281,12 +294,33 @@ UNIT_CONTRACT = ("the unit as the record gives it, by its UCUM code or its usual
                  "mL/min/1.73m2, mm[Hg] or mmHg), or another unit of the same quantity with the value converted")
 
 
+# What counts as a result, said in every prompt that reads results: the record keeps results entered in error
+# (status entered-in-error), and amended or corrected results replace what they amend.
+RESULT_RULE = ("A result whose status is entered-in-error is not a result; every other status (final, amended, "
+               "corrected) counts.")
+
+
 def units_agree(readings: Iterable[Reading]) -> bool:
     """Whether every reading is in the same unit (a change or an aggregate across units would mean nothing)."""
     from agentgym_fhir.units import same_unit
 
     listed = list(readings)
     return all(same_unit(reading.unit, listed[0].unit) for reading in listed[1:]) if listed else True
+
+
+def half_up(value: float, decimals: int) -> float:
+    """`value` rounded to `decimals` places the way people round (half away from zero, on the decimal the number
+    reads as: 109.05 is 109.1), not Python's `round` of the binary float (109.0)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return float(Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def rounding_tolerance(decimals: int) -> float:
+    """The tolerance around an exact gold for an answer "rounded to `decimals` places": half a unit of the last
+    place, so both neighbours of an exact tie score (109.05 to one decimal: 109.0 and 109.1), and nothing
+    further away does."""
+    return 0.5 * 10 ** -decimals + 1e-6
 
 
 def fmt(value: float) -> str:
@@ -309,6 +343,55 @@ def balance(candidates: list[tuple[Any, Any]], rng: random.Random) -> list[Any]:
     return [item for position, (_answer, item) in enumerate(candidates) if position in kept]
 
 
+# ------------------------------------------------------------------------------------------- difficulty
+# Difficulty is measured from the task, not guessed from its family (docs/fhir-env.md, "Difficulty"):
+#   work = the tool calls the oracle's solution makes before it submits
+#        + the resource types those calls read, beyond the first
+#        + 2 for each trap the answer depends on (metadata["traps"]: a result entered in error that a naive
+#          reading would take, a unit to convert, a value on a window's or a rule's edge, a derived age that
+#          differs from a stored one, a page the answer needs past the first)
+# easy: work <= 2; medium: 3 to 5; hard: 6 or more.
+TRAPS = ("entered_in_error", "unit_conversion", "window_edge", "rule_edge", "derived_value", "paging")
+HARD_WORK, MEDIUM_WORK = 6, 3
+_TYPE_OF_CALL = {"latest_observation": "Observation", "observation_history": "Observation",
+                 "medication_list": "MedicationRequest", "problem_list": "Condition", "fhir_read": None,
+                 "fhir_search": None}
+
+
+def task_work(task: Task) -> int:
+    """The difficulty proxy `work` of a task (see above)."""
+    calls = [step for step in task.solution if step.get("name") != "submit"]
+    types: set[str] = set()
+    for step in calls:
+        name = step.get("name")
+        if name in ("fhir_read", "fhir_search"):
+            types.add(str((step.get("arguments") or {}).get("resource_type")))
+        elif _TYPE_OF_CALL.get(str(name)):
+            types.add(str(_TYPE_OF_CALL[str(name)]))
+    traps = [trap for trap in task.metadata.get("traps") or [] if trap in TRAPS]
+    return len(calls) + max(0, len(types) - 1) + 2 * len(traps)
+
+
+def latest_traps(record: PatientRecord, code: str, unit: str | None = None) -> list[str]:
+    """The traps in reading the latest valid result of `code`: a newer result entered in error, and a unit that
+    is not `unit` (the one the task asks for)."""
+    latest = record.latest(code)
+    traps = []
+    if latest is not None and any(error.when > latest.when for error in record.invalid(code)):
+        traps.append("entered_in_error")
+    if latest is not None and unit is not None:
+        from agentgym_fhir.units import same_unit
+
+        if not same_unit(latest.unit, unit):
+            traps.append("unit_conversion")
+    return traps
+
+
+def measured_difficulty(task: Task) -> str:
+    work = task_work(task)
+    return "hard" if work >= HARD_WORK else "medium" if work >= MEDIUM_WORK else "easy"
+
+
 def sample(rng: random.Random, items: Iterable[Any], k: int) -> list[Any]:
     items = list(items)
     return items if len(items) <= k else rng.sample(items, k)
@@ -317,6 +400,7 @@ def sample(rng: random.Random, items: Iterable[Any], k: int) -> list[Any]:
 __all__ = [
     "ICD10CM",
     "LOINC",
+    "RESULT_RULE",
     "RXNORM",
     "SNOMED",
     "UNIT_CONTRACT",
@@ -327,9 +411,14 @@ __all__ = [
     "balance",
     "call",
     "fmt",
+    "half_up",
+    "latest_traps",
     "load_records",
+    "measured_difficulty",
     "parse_instant",
+    "rounding_tolerance",
     "sample",
     "submit",
+    "task_work",
     "units_agree",
 ]

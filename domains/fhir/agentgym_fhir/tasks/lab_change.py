@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import UNIT_CONTRACT, Context, answer_spec, call, fmt, submit, units_agree
+from agentgym_fhir.tasks.common import (
+    RESULT_RULE,
+    UNIT_CONTRACT,
+    Context,
+    answer_spec,
+    call,
+    fmt,
+    submit,
+    units_agree,
+)
 from agentgym_fhir.tasks.lab_value import _analyte, lab_name
 from agentgym_fhir.vocab.labs import LABS
 
@@ -38,7 +47,7 @@ def build(ctx: Context) -> list[Task]:
         tasks.append(ctx.task(
             key=f"{record.id}:{code}:{days}", record=record,
             prompt=f"By how much did the {name} (LOINC {code}) of {record.describe()} change between "
-                   f"{start.isoformat()} and today? Take the last result in that period minus the first one "
+                   f"{start.isoformat()} and today? {RESULT_RULE} Take the last result in that period minus the first one "
                    f"(negative if it fell), to two decimals, and answer with the number and its unit: "
                    f"{UNIT_CONTRACT}.",
             answer=change,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import UNIT_CONTRACT, Context, answer_spec, call, fmt, submit
+from agentgym_fhir.tasks.common import RESULT_RULE, UNIT_CONTRACT, Context, answer_spec, call, fmt, submit
 from agentgym_fhir.vocab.labs import LABS
 
 FAMILY = "lab_value"
@@ -20,7 +20,7 @@ def build(ctx: Context) -> list[Task]:
     per_patient = int(ctx.options.get("lab_value_per_patient", 2))
     for record in ctx.records:
         codes = sorted(code for code, values in record.readings.items()
-                       if not code.startswith("future:") and values and values[-1].unit
+                       if not code.startswith(("future:", "invalid:")) and values and values[-1].unit
                        and (code in LABS or "laboratory" in _categories(record, values[-1].resource_id))
                        and not record.has_future(code))
         for code in ctx.rng.sample(codes, min(per_patient, len(codes))):
@@ -40,7 +40,7 @@ def build(ctx: Context) -> list[Task]:
                 question = f"What was the first {name} result (LOINC {code}) ever recorded for {record.describe()}?"
             tasks.append(ctx.task(
                 key=f"{record.id}:{code}:{which}", record=record,
-                prompt=question + f" Answer with the value as recorded and its unit: {UNIT_CONTRACT}.",
+                prompt=question + f" {RESULT_RULE} Answer with the value as recorded and its unit: {UNIT_CONTRACT}.",
                 answer=reading.value, solution=[*steps, submit(answer)],
                 verifier=answer_spec("number", tolerance=0.002, relative=True, unit=reading.unit, require_unit=True,
                                      analyte=_analyte(name)),

@@ -7,7 +7,8 @@ from typing import Any
 
 from agentgym.tasks import Task
 from agentgym_fhir.calculators import calculate
-from agentgym_fhir.tasks.common import Context, PatientRecord, answer_spec, call, fmt, submit
+from agentgym_fhir.tasks.common import Context, PatientRecord, answer_spec, call, fmt, latest_traps, submit
+from agentgym_fhir.units import UnitError, convert, same_unit
 from agentgym_fhir.vocab.conditions import CONDITIONS
 
 FAMILY = "risk_score"
@@ -18,12 +19,24 @@ SODIUM, CHLORIDE, BICARBONATE = "2951-2", "2075-0", "2028-9"
 CALCIUM, ALBUMIN, SYSTOLIC, DIASTOLIC = "17861-6", "1751-7", "8480-6", "8462-4"
 
 
+# The unit each calculator input is asked in; a reading in another unit (an outside lab's umol/L, a weight in
+# lb) is converted, as the agent must convert it before calling the calculator.
+INPUT_UNITS = {"2160-0": ("mg/dL", "creatinine"), "29463-7": ("kg", None)}
+
+
 def _latest(record: PatientRecord, *codes: str) -> list[float] | None:
     values = []
     for code in codes:
         reading = record.latest(code)
         if reading is None or record.has_future(code):
             return None
+        wanted = INPUT_UNITS.get(code)
+        if wanted is not None and not same_unit(reading.unit, wanted[0]):
+            try:
+                values.append(round(convert(reading.value, reading.unit, wanted[0], wanted[1]), 4))
+            except UnitError:
+                return None
+            continue
         values.append(reading.value)
     return values
 
@@ -122,6 +135,7 @@ def build(ctx: Context) -> list[Task]:
                 steps.append(call("date_diff", start=record.patient["birthDate"], end="now", unit="years"))
             steps.append(call("calculate", calculator=name, inputs=inputs))
             unit = f" {result.unit}" if result.unit else ""
+            traps = sorted({trap for code in codes for trap in latest_traps(record, code, INPUT_UNITS.get(code, (None,))[0])})
             tasks.append(ctx.task(
                 key=f"{record.id}:{name}", record=record,
                 prompt=f"Compute {wording} for {record.describe()}. Answer with the number, rounded as stated (a unit "
@@ -129,5 +143,5 @@ def build(ctx: Context) -> list[Task]:
                 answer=result.value, solution=[*steps, submit(f"{fmt(result.value)}{unit}")],
                 verifier=answer_spec("number", tolerance=TOLERANCE[name]),
                 difficulty="hard" if len(codes) >= 2 or name == "cha2ds2_vasc" else "medium",
-                metadata={"calculator": name, "inputs": inputs}))
+                metadata={"calculator": name, "inputs": inputs, "traps": traps}))
     return tasks

@@ -5,7 +5,18 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import UNIT_CONTRACT, Context, answer_spec, call, fmt, submit, units_agree
+from agentgym_fhir.tasks.common import (
+    RESULT_RULE,
+    UNIT_CONTRACT,
+    Context,
+    answer_spec,
+    call,
+    fmt,
+    half_up,
+    rounding_tolerance,
+    submit,
+    units_agree,
+)
 from agentgym_fhir.vocab.labs import VITALS
 
 FAMILY = "vital_aggregate"
@@ -31,7 +42,9 @@ def build(ctx: Context) -> list[Task]:
         code, days, inside = ctx.rng.choice(choices)
         statistic = ctx.rng.choice(["mean", "max", "min"])
         values = [r.value for r in inside]
-        answer = round(sum(values) / len(values), 1) if statistic == "mean" else (max(values) if statistic == "max" else min(values))
+        # a mean is graded against its exact value, so both roundings of a tie score (docs/fhir-env.md)
+        answer = sum(values) / len(values) if statistic == "mean" else (max(values) if statistic == "max" else min(values))
+        shown = half_up(answer, 1) if statistic == "mean" else answer
         name = VITALS[code].name.lower() if code in VITALS else inside[0].display
         start = record.now.date() - timedelta(days=days)
         wording = {"mean": "average (mean, to one decimal)", "max": "highest (as recorded)",
@@ -39,12 +52,12 @@ def build(ctx: Context) -> list[Task]:
         tasks.append(ctx.task(
             key=f"{record.id}:{code}:{days}:{statistic}", record=record,
             prompt=f"What was the {wording} {name} (LOINC {code}) of {record.describe()} over the last {days} days "
-                   f"({start.isoformat()} through today)? Answer with the number and its unit: {UNIT_CONTRACT}.",
+                   f"({start.isoformat()} through today)? {RESULT_RULE} Answer with the number and its unit: {UNIT_CONTRACT}.",
             answer=answer,
             solution=[call("observation_history", patient_id=record.id, code=code, start=start.isoformat(),
                            end=record.now.date().isoformat()),
-                      submit(f"{fmt(answer)} {inside[0].unit}")],
-            verifier=answer_spec("number", tolerance=0.051 if statistic == "mean" else 0.001, unit=inside[0].unit,
+                      submit(f"{fmt(shown)} {inside[0].unit}")],
+            verifier=answer_spec("number", tolerance=rounding_tolerance(1) if statistic == "mean" else 0.001, unit=inside[0].unit,
                                  require_unit=True),
             difficulty="medium" if statistic != "mean" else "hard",
             metadata={"loinc": code, "window_days": days, "statistic": statistic, "readings": len(inside)}))

@@ -1,0 +1,128 @@
+"""Labs in a window before an inpatient admission: find the stay, then count or take the highest result in the
+days before it.
+
+Multi-hop and temporal: the admission is found among the patient's Encounters (class IMP; the first, the most
+recent, or the one before the most recent), the window is counted back from its start date, and the results are
+read from the record, where some are entered in error and an outside lab reports glucose and creatinine in
+other units. Windows are chosen, where the record allows, so that a result falls exactly on the window's first
+day.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Any
+
+from agentgym.tasks import Task
+from agentgym_fhir.tasks.common import (
+    RESULT_RULE,
+    Context,
+    PatientRecord,
+    Reading,
+    answer_spec,
+    balance,
+    call,
+    fmt,
+    half_up,
+    parse_instant,
+    rounding_tolerance,
+    submit,
+)
+from agentgym_fhir.units import convert, same_unit
+
+FAMILY = "admission_labs"
+REQUIRES = "inpatient Encounters (class IMP) and lab results in the months before them"
+LABS = {"2823-3": ("potassium", "mmol/L", None), "2160-0": ("creatinine", "mg/dL", "creatinine"),
+        "2345-7": ("glucose", "mg/dL", "glucose"), "2951-2": ("sodium", "mmol/L", None),
+        "6690-2": ("white blood cell count", "10*3/uL", None), "718-7": ("hemoglobin", "g/dL", None)}
+WINDOWS = (7, 14, 30, 60, 90, 180, 365)
+# How far a converted value may be off when the agent converts with a rounded factor (18 for glucose, 88.4 for
+# creatinine) instead of the molar mass the record's conversion uses.
+CONVERSION_SLACK = {"glucose": 0.5, "creatinine": 0.002}
+WHICH = {"last": "most recent", "first": "first", "previous": "second most recent"}
+
+
+def _stay(record: PatientRecord, which: str) -> dict[str, Any] | None:
+    stays = record.inpatient_stays()
+    if which == "previous":
+        return stays[-2] if len(stays) >= 2 else None
+    if which == "first" and len(stays) < 2:
+        return None
+    return (stays[0] if which == "first" else stays[-1]) if stays else None
+
+
+def _in_unit(reading: Reading, unit: str, analyte: str | None) -> float:
+    return reading.value if same_unit(reading.unit, unit) else convert(reading.value, reading.unit, unit, analyte)
+
+
+def _window(ctx: Context, readings: list[Reading], admitted: date) -> tuple[int, list[Reading], bool]:
+    """A window length, the valid readings inside it, and whether one falls on its first day (preferred)."""
+    edged = [days for days in WINDOWS if any(r.day == admitted - timedelta(days=days) for r in readings)]
+    days = ctx.rng.choice(edged) if edged and ctx.rng.random() < 0.6 else ctx.rng.choice(WINDOWS)
+    start = admitted - timedelta(days=days)
+    inside = [r for r in readings if start <= r.day <= admitted]
+    return days, inside, any(r.day == start for r in inside)
+
+
+def build(ctx: Context) -> list[Task]:
+    candidates: dict[tuple[str, str, str], list[tuple[Any, Task]]] = {}
+    for record in ctx.records:
+        for which, wording in WHICH.items():
+            stay = _stay(record, which)
+            if stay is None:
+                continue
+            started = parse_instant(stay["period"]["start"])
+            assert started is not None
+            admitted = started.date()
+            for code, (name, unit, analyte) in LABS.items():
+                readings = [r for r in record.series(code) if r.day <= admitted]
+                if not readings or record.has_future(code):
+                    continue
+                days, inside, edge = _window(ctx, readings, admitted)
+                start = admitted - timedelta(days=days)
+                errors = [r for r in record.invalid(code) if start <= r.day <= admitted]
+                statistic = "count" if not inside or ctx.rng.random() < 0.5 else "max"
+                traps = (["window_edge"] if edge else []) + (["entered_in_error"] if errors else [])
+                if statistic == "count":
+                    answer: float = len(inside)
+                    ask = (f"How many valid {name} results (LOINC {code}) does the record hold from {days} days "
+                           f"before the start date of the {wording} inpatient admission of {record.describe()} "
+                           "through that start date (both days included; a result counts by its date)?")
+                    contract = "Answer with the count as a whole number."
+                    final = fmt(answer)
+                    spec = answer_spec("number", tolerance=0)
+                else:
+                    values = [_in_unit(r, unit, analyte) for r in inside]
+                    answer = max(values)
+                    if any(not same_unit(r.unit, unit) for r in inside):
+                        traps.append("unit_conversion")
+                    ask = (f"What was the highest valid {name} result (LOINC {code}) of {record.describe()} from "
+                           f"{days} days before the start date of the {wording} inpatient admission through "
+                           "that start date (both days included; a result counts by its date)?")
+                    decimals = 2 if unit == "mg/dL" and name == "creatinine" else 1
+                    contract = (f"Answer with the value in {unit} (convert a result reported in another unit), "
+                                f"to {decimals} decimal{'s' if decimals > 1 else ''}, with its unit.")
+                    final = f"{fmt(half_up(answer, decimals))} {unit}"
+                    # graded against the exact value: either rounding of a tie, and either usual conversion factor
+                    spec = answer_spec("number", tolerance=rounding_tolerance(decimals) + CONVERSION_SLACK.get(analyte, 0),
+                                       unit=unit, require_unit=True, analyte=analyte)
+                steps = [call("fhir_search", resource_type="Encounter",
+                              params={"patient": record.id, "class": "IMP", "_sort": "date"}),
+                         call("date_shift", date_from=admitted.isoformat(), days=-days),
+                         call("observation_history", patient_id=record.id, code=code, start=start.isoformat(),
+                              end=admitted.isoformat())]
+                if "unit_conversion" in traps:
+                    steps.append(call("convert_units", value=inside[0].value, from_unit=inside[0].unit, to_unit=unit,
+                                      analyte=analyte))
+                task = ctx.task(
+                    key=f"{record.id}:{which}:{code}", record=record,
+                    prompt=f"{ask} {RESULT_RULE} {contract}", answer=answer, solution=[*steps, submit(final)],
+                    verifier=spec, difficulty="hard",
+                    metadata={"loinc": code, "which": which, "window_days": days, "statistic": statistic,
+                              "admitted": admitted.isoformat(), "traps": sorted(set(traps))})
+                candidates.setdefault((statistic, code, task.split), []).append((answer, task))
+    tasks: list[Task] = []
+    for key in sorted(candidates):
+        made = candidates[key]
+        tasks.extend(balance(made, ctx.rng) if key[0] == "count" else [task for _answer, task in made])
+    return sorted(tasks, key=lambda task: task.id)
