@@ -275,9 +275,22 @@ _FILLER_WORDS = frozenset({
 })
 
 
+# British and American spellings of medical words read as one ("hyperkalaemia" is "hyperkalemia", "oedema" is
+# "edema", "diarrhoea" is "diarrhea"): both sides of a comparison are folded, so no option is lost or gained.
+_SPELLING_FOLDS = (
+    (re.compile(r"(?<=[^\W\d_])ae(?=[^\W\d_])"), "e"),  # haem-, -aemia, anaesth-, paediatric, leukaemia
+    (re.compile(r"(?<![^\W\d_])oe(?=[^\W\d_aeiou])"), "e"),  # oedema, oesophagus, oestrogen
+    (re.compile(r"(?<=[^\W\d_])oea(?![^\W\d_])"), "ea"),  # diarrhoea, gonorrhoea
+)
+
+
 def option_key(text: Any) -> str:
-    """The comparable form of an option's text (and of a submission): `normalize_text`, markup removed."""
-    return normalize_text(_MARKUP.sub(" ", normalize_text(text)))
+    """The comparable form of an option's text (and of a submission): `normalize_text`, markup removed, British
+    medical spellings folded to American ones (`_SPELLING_FOLDS`)."""
+    key = normalize_text(_MARKUP.sub(" ", normalize_text(text)))
+    for pattern, replacement in _SPELLING_FOLDS:
+        key = pattern.sub(replacement, key)
+    return key
 
 
 def named_options(text: str, keys: Sequence[str]) -> set[int]:
@@ -298,11 +311,17 @@ def named_options(text: str, keys: Sequence[str]) -> set[int]:
     return named
 
 
+def _telling(word: str, keys: Sequence[str]) -> bool:
+    """Whether `word` can pick an option: not filler, or a single letter that is a word of some option's text
+    (the "a" of "Child-Pugh class A" is that option's mark, not an article)."""
+    return word not in _FILLER_WORDS or (len(word) == 1 and any(word in _OPTION_WORD.findall(key) for key in keys))
+
+
 def _by_part(text: str, keys: Sequence[str]) -> int | None:
     """The one option whose words include every word of `text` ("class b" and "child-pugh b" are parts of
-    "child-pugh class b"), when `text` has a word that is not filler and no other option holds all its words."""
+    "child-pugh class b"), when `text` has a telling word (`_telling`) and no other option holds all its words."""
     words = _OPTION_WORD.findall(text)
-    if not words or all(word in _FILLER_WORDS for word in words):
+    if not words or not any(_telling(word, keys) for word in words):
         return None
     holding = [index for index, key in enumerate(keys) if set(words) <= set(_OPTION_WORD.findall(key))]
     return holding[0] if len(holding) == 1 else None
@@ -334,6 +353,26 @@ def _by_text(text: str, keys: Sequence[str], question: str) -> int | None:
     return named.pop()
 
 
+_BRACKETED = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
+
+
+def _without_working(text: str, keys: Sequence[str], letters: str) -> str:
+    """`text` less its working: bracketed parts and comma- or semicolon-separated clauses that name no option
+    ("child-pugh b (7 points)", "class b, score 7" give "child-pugh b", "class b"). A part that holds a letter of
+    the options, or a word that some option holds and not every option does, may name an option: it stays."""
+    shared = set.intersection(*(set(_OPTION_WORD.findall(key)) for key in keys)) if keys else set()
+    owned = {word for key in keys for word in _OPTION_WORD.findall(key)} - shared
+
+    def names_nothing(part: str) -> bool:
+        words = _OPTION_WORD.findall(part)
+        return not any(word in owned or (len(word) == 1 and word in letters) for word in words)
+
+    text = _BRACKETED.sub(lambda match: " " if names_nothing(match.group(0)) else match.group(0), text)
+    clauses = [clause.strip() for clause in re.split(r"[,;]", text)]
+    kept = [clause for clause in clauses if clause and not names_nothing(clause)]
+    return normalize_text(", ".join(kept))
+
+
 def read_option(submission: Any, options: Sequence[str], question: str = "") -> int | None:
     """The position (in `options`, the order the agent saw, lettered A, B, ...) of the one option `submission`
     names, else None.
@@ -342,8 +381,10 @@ def read_option(submission: Any, options: Sequence[str], question: str = "") -> 
     alone ("B", "(b)", "Answer: B"); a letter with text ("B. Simple goiter"), which must name the same option;
     a sentence containing exactly one option's text, unless `question` names that option too; a distinctive
     part of one option's text, every word of it in that option and not all in any other ("Class B" or
-    "Child-Pugh B" for "Child-Pugh class B" beside "Child-Pugh class A"). A list, several letters, text naming
-    two options ("A or B", "class A or B") or none, and empty text give None.
+    "Child-Pugh B" for "Child-Pugh class B" beside "Child-Pugh class A"). When none of these reads it, the same
+    rules on the text less its working (bracketed parts and comma clauses that name no option: "Child-Pugh B
+    (7 points)"). A list, several letters, text naming two options ("A or B", "class A or B") or none, and empty
+    text give None.
     """
     if isinstance(submission, bool) or submission is None or isinstance(submission, (list, tuple, dict, set)):
         return None
@@ -352,10 +393,20 @@ def read_option(submission: Any, options: Sequence[str], question: str = "") -> 
         return None
     keys = [option_key(option) for option in options]
     question = option_key(question)
+    chosen = _read_option_key(text, keys, question)
+    if chosen is None:
+        bare = _without_working(text, keys, OPTION_LETTERS[: len(options)].lower())
+        if bare and bare != text:
+            chosen = _read_option_key(bare, keys, question)
+    return chosen
+
+
+def _read_option_key(text: str, keys: Sequence[str], question: str) -> int | None:
+    """`read_option`'s rules on a submission already read with `option_key`."""
     exact = [index for index, key in enumerate(keys) if key == text]
     if exact:
         return exact[0] if len(exact) == 1 else None
-    letters = OPTION_LETTERS[: len(options)].lower()
+    letters = OPTION_LETTERS[: len(keys)].lower()
     letter = _LETTER_ONLY.match(text)
     if letter:
         return letters.index(letter.group(1)) if letter.group(1) in letters else None

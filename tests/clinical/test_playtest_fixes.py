@@ -1,0 +1,65 @@
+"""Fixes of the ClinicalQA-v0 playtest's findings (/work/playtest/ClinicalQA-v0.md), each at its cause in the
+shared answer library: the equivalent spellings score 1, the hedges and near-misses score 0."""
+
+from __future__ import annotations
+
+import pytest
+from agentgym_clinical.verify import read_choice
+
+CHILD_PUGH = ["Child-Pugh class A", "Child-Pugh class B", "Child-Pugh class C"]
+RISKS = ["cardiac glycoside toxicity", "hyperkalemia", "bleeding", "myopathy", "serotonin syndrome"]
+
+
+@pytest.mark.parametrize("raw", ["hyperkalaemia", "Hyperkalaemia.", "risk of hyperkalaemia", "HYPERKALAEMIA"])
+def test_british_spellings_name_the_american_option(raw: str) -> None:
+    # Playtest #4: "hyperkalaemia" scored 0 for the option "hyperkalemia" (and the knowledge base itself writes
+    # "hyponatraemia"). -aemia/-emia, haem-/hem-, oedema/edema, oesophag-/esophag-, diarrhoea/diarrhea are one word.
+    assert read_choice(raw, RISKS) == 1
+
+
+def test_spelling_folds_hold_for_other_medical_words() -> None:
+    assert read_choice("haemorrhage", ["hemorrhage", "oedema"]) == 0
+    assert read_choice("edema", ["haemorrhage", "oedema"]) == 1
+    assert read_choice("diarrhoea", ["constipation", "diarrhea"]) == 1
+    assert read_choice("oesophageal varices", ["esophageal varices", "gastric ulcer"]) == 0
+    assert read_choice("paediatric dose", ["pediatric dose", "adult dose"]) == 0
+
+
+@pytest.mark.parametrize("raw", ["hyperkalaemia or bleeding", "hyperkalaemia, myopathy", "haemorrhage"])
+def test_spelling_folds_do_not_open_hedges_or_other_words(raw: str) -> None:
+    assert read_choice(raw, RISKS) is None
+
+
+@pytest.mark.parametrize("raw", ["class A", "Class A", "Child-Pugh A", "A (class A)", "child-pugh class a"])
+def test_the_letter_a_that_tells_an_option_apart_is_not_an_article(raw: str) -> None:
+    # Playtest #8: "class A" scored 0 (its "A" was read as the article) while "class B" scored 1.
+    assert read_choice(raw, CHILD_PUGH) == 0
+
+
+@pytest.mark.parametrize("raw", ["class A or B", "class A/B", "Class A, class B", "class A B", "a"])
+def test_a_letter_word_still_refuses_hedges(raw: str) -> None:
+    chosen = read_choice(raw, CHILD_PUGH)
+    assert chosen is None or (raw == "a" and chosen == 0)  # "a" alone is the letter A, as before
+
+
+@pytest.mark.parametrize(("raw", "gold"), [
+    ("Child-Pugh B (7 points)", 1), ("Child-Pugh B (score 7)", 1), ("class B (score 7)", 1),
+    ("Class B, score 7", 1), ("7 points, class B", 1), ("A (6 points)", 0), ("Child-Pugh class B (7 points)", 1),
+])
+def test_a_short_form_with_its_working_after_it_still_names_the_option(raw: str, gold: int) -> None:
+    # Playtest #2: "Child-Pugh B" scored 1 but "Child-Pugh B (7 points)" scored 0, while the full text with the
+    # same words scored 1. Working that names no option is set aside.
+    assert read_choice(raw, CHILD_PUGH) == gold
+
+
+@pytest.mark.parametrize("raw", [
+    "class B (or A)", "class B (not A)", "Child-Pugh B (A?)", "class B, class C", "Class B, score 7, or C",
+    "B (C)", "7 points",
+])
+def test_working_that_names_another_option_keeps_the_answer_a_hedge(raw: str) -> None:
+    assert read_choice(raw, CHILD_PUGH) is None
+
+
+def test_a_bracketed_letter_is_never_set_aside_as_working() -> None:
+    assert read_choice("hyperkalemia (B)", RISKS) == 1  # its own letter agrees
+    assert read_choice("class B (C)", CHILD_PUGH) is None
