@@ -35,6 +35,10 @@ SYSTEM_PROMPT = (
     "with the answer for a question, with no answer for a task that changes files."
 )
 
+# Turns per episode: the oracle needs at most 3 on any task, a careful agent on the hard tier (pipeline, debugging,
+# git history) about 10-20 (explore, write a program, run it, fix it, check the edge cases, submit): room for it.
+MAX_TURNS = 40
+
 # The answer contract (`agentgym.answers.ANSWER_SCHEMAS`) of each of the `cli` verifier's answer kinds.
 ANSWER_KINDS = {"number": "number", "text": "text", "lines": "list", "output": "text", "none": "none"}
 
@@ -84,7 +88,7 @@ class CliEnv(ToolEnv):
                  command_timeout: float = 20.0, pool_size: int = 2, allow_weak_isolation: bool = False,
                  **kwargs: Any) -> None:
         kwargs.setdefault("system_prompt", SYSTEM_PROMPT)
-        kwargs.setdefault("max_turns", 30)
+        kwargs.setdefault("max_turns", MAX_TURNS)
         super().__init__(tasks, TOOLS, **kwargs)
         self.backend = backend
         self.command_timeout = command_timeout
@@ -134,13 +138,16 @@ def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, back
         backend: Sandbox backend, "docker", "local" or "auto" (Docker where a daemon answers; the weaker local
             backend only with `allow_weak_isolation=True`, `AGENTGYM_ALLOW_WEAK_ISOLATION=1`, or by name).
         seed: Seed of the generated task set when `tasks` is not given.
-        fixtures: Workspaces in the generated task set (default 40, about 900 tasks).
-        **kwargs: `split`, `families`, `max_turns` (default 30), `command_timeout` (seconds per shell call,
+        fixtures: Workspaces in the generated task set (default 100, about 3,400 tasks; with `split`, only that
+            split's workspaces are built).
+        **kwargs: `split`, `families`, `max_turns` (default 40), `command_timeout` (seconds per shell call,
             default 20), `pool_size` (warm sandboxes, default 2), `allow_weak_isolation` (default False) and the
             other `ToolEnv` options.
     """
     if tasks is None:
         from agentgym_cli.tasks import DEFAULT_FIXTURES, generate
 
-        tasks = generate(seed, fixtures=fixtures or DEFAULT_FIXTURES, backend=backend)
+        split = kwargs.get("split")  # build only the workspaces of the split asked for
+        tasks = generate(seed, fixtures=fixtures or DEFAULT_FIXTURES, backend=backend,
+                         split=split if split in ("train", "test") else None)
     return CliEnv(tasks, backend=backend, **kwargs)

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-GENERATOR_VERSION = 2  # 2: the facts vary per workspace (folders, links, countries, names, modes)
+GENERATOR_VERSION = 3  # 2: the facts vary per workspace (folders, links, countries, names, modes); 3: hard parts
 BASE_TIME = 1_704_067_200  # 2024-01-01T00:00:00Z: fixture mtimes are fixed so `find -newermt` tasks are stable
 STANDARD_MODES = {0o644, 0o755}
 
@@ -366,6 +366,29 @@ def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
     return entries
 
 
+def _hard_parts(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> None:
+    """What the hard families work on, each from its own module: export files with malformed records
+    (`exports.py`), awkwardly named files (`inbox.py`, in `incoming/`), modules with planted bugs (`programs.py`),
+    a long git history (`history.py`)."""
+    from agentgym_cli.data.exports import build_exports
+    from agentgym_cli.data.history import build_history
+    from agentgym_cli.data.inbox import build_inbox
+    from agentgym_cli.data.programs import PROGRAMS, files_of, plant
+
+    files, export_facts = build_exports(rng)
+    out.extend(Entry(file.path, data=file.data, mtime=BASE_TIME - 86400) for file in files)
+    facts.update({f"exports_{key}": value for key, value in export_facts.items()})
+    inbox, inbox_facts = build_inbox(rng, BASE_TIME)
+    out.extend(Entry(path, data=data, mtime=mtime) for path, data, mtime in inbox)
+    facts.update(inbox_facts)
+    facts["programs"] = [plant(rng, kind) for kind in rng.sample(sorted(PROGRAMS), 2)]
+    for planted in facts["programs"]:  # type: ignore[attr-defined]
+        out.extend(Entry(path, data=text.encode()) for path, text in files_of(planted).items())
+    history, history_facts = build_history(rng, _pick(rng, AUTHORS, rng.randint(2, 5)), BASE_TIME)
+    out.extend(Entry(path, data=data) for path, data in history.items())
+    facts.update(history_facts)
+
+
 def _iso(stamp: int) -> str:
     import datetime
 
@@ -399,9 +422,14 @@ def build_workspace(seed: int, index: int) -> Fixture:
     _secrets(rng, entries, facts)
     _links(rng, entries)
     entries.extend(_repo(rng, facts))
+    _hard_parts(random.Random(f"agentgym-cli:{GENERATOR_VERSION}:{name}:hard"), entries, facts)
     loose = {"data/sales.csv", "logs/access.log", "project/.env", "project/README.md"}
     entries = [dataclasses.replace(e, mode=0o666) if e.path in loose and rng.random() < 0.25 else e
                for e in entries]  # a few more world-writable files, different ones per workspace
+    links = {e.path for e in entries if e.kind == "symlink"}
+    clash = next((e.path for e in entries if any(e.path.startswith(link + "/") for link in links)), None)
+    if clash is not None:
+        raise ValueError(f"workspace {name}: {clash} lies below a symbolic link; rename the part that made it")
     fixture = Fixture(name=name, entries=entries, facts=facts)
     fixture.tar = pack(entries)
     return fixture

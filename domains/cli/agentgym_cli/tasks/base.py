@@ -54,6 +54,24 @@ class TaskSpec:
     difficulty: str = "medium"
     allow_failure: bool = False  # imported gold commands may exit non-zero (InterCode keeps such tasks)
     ordered: bool = True  # an "output" answer compares in order, unless its order is the file system's
+    traps: list[str] | None = None  # the measured difficulty proxy (`rate`): shortcuts this task refutes
+    inputs: int = 0  # ... and how many files (records, commits) the answer depends on
+
+
+def rate(traps: list[str], inputs: int) -> str:
+    """A task's difficulty from its measured proxy (docs/cli.md, "Difficulty").
+
+    `traps` are the plausible shortcuts the task refutes, each checked when the task is made: the shortcut's
+    answer is computed and differs from the gold, or the hidden tests fail on the shortcut's result (a bug left
+    in, a conflict resolved the other way). `inputs` is how many files, records or commits the answer depends on.
+    Hard: at least three traps, or two over at least 20 inputs. Medium: one trap or at least 10 inputs. Easy:
+    neither.
+    """
+    if len(traps) >= 3 or (len(traps) >= 2 and inputs >= 20):
+        return "hard"
+    if traps or inputs >= 10:
+        return "medium"
+    return "easy"
 
 
 def shell(command: str) -> dict[str, Any]:
@@ -129,9 +147,13 @@ def realize(spec: TaskSpec, fixture: Fixture, workspace: Workspace, *, task_id: 
             raise GenerationError(f"{task_id}: hidden tests fail after the gold solution: {failures[:3]}")
         params["tests"] = spec.tests
     submit_arguments = {"answer": answer} if spec.answer_kind != "none" else {}
+    difficulty = spec.difficulty
+    if spec.traps is not None:
+        difficulty = rate(spec.traps, spec.inputs)
+        metadata = {**metadata, "traps": list(spec.traps), "inputs": spec.inputs}
     return Task(
         id=task_id, domain="cli", family=spec.family, split=split,
         prompt=spec.prompt + ANSWER_HINTS.get(spec.answer_kind, ""),
         answer=answer, solution=[*spec.steps, {"name": "submit", "arguments": submit_arguments}],
-        verifier=VerifierSpec(name="cli", params=params), metadata=metadata, difficulty=spec.difficulty,
+        verifier=VerifierSpec(name="cli", params=params), metadata=metadata, difficulty=difficulty,
     )

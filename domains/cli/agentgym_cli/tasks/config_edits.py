@@ -24,7 +24,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
     made: list[TaskSpec] = []
     for template in rng.sample(["ini_port", "ini_debug", "json_flag", "nginx_listen", "env_line", "json_list"], 3):
         if template == "ini_port":
-            port = rng.choice([p for p in (8081, 8443, 9090, 5001, 7000) if p != fixture.facts["port"]])
+            port = rng.choice([p for p in range(1025, 9999) if p != fixture.facts["port"]])
             made.append(TaskSpec(FAMILY, template, f"In `config/app.ini`, set the `port` of the `[server]` section to "
                                  f"{port}. Keep the `key = value` layout and change nothing else.",
                                  [shell(f"sed -i 's/^port = .*/port = {port}/' config/app.ini")], difficulty="easy"))
@@ -45,13 +45,16 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  [shell(f"python3 -c {shlex.quote(code)}")], ignore=["config/settings.json"],
                                  tests=[_json_test("config/settings.json", expected)]))
         elif template == "nginx_listen":
-            port = rng.choice([8080, 8443, 443])
+            port = rng.randint(1024, 9999)
             made.append(TaskSpec(FAMILY, template, f"In `config/nginx.conf`, make the server listen on port {port} "
                                  f"instead of 80: the line `listen 80;` must become `listen {port};` (same "
                                  "indentation). Change nothing else.",
                                  [shell(f"sed -i 's/listen 80;/listen {port};/' config/nginx.conf")]))
         elif template == "env_line":
-            key, setting = rng.choice([("LOG_LEVEL", "debug"), ("TIMEOUT", "30"), ("REGION", "eu-west-1")])
+            key, setting = rng.choice([("LOG_LEVEL", rng.choice(("debug", "info", "warning", "error"))),
+                                       ("TIMEOUT", str(rng.randint(5, 300))),
+                                       ("REGION", rng.choice(("eu-west-1", "eu-north-1", "us-east-2", "ap-south-1"))),
+                                       ("WORKERS", str(rng.randint(2, 64)))])
             made.append(TaskSpec(FAMILY, template, f"Append the line `{key}={setting}` to the end of "
                                  "`config/.env.example`, keeping its existing lines.",
                                  [shell(f"echo '{key}={setting}' >> config/.env.example")], difficulty="easy"))

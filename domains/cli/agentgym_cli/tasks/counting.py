@@ -22,10 +22,13 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
     made: list[TaskSpec] = []
     for template in rng.sample(["files", "python_lines", "log_bytes", "countries", "active_users", "folders"], 3):
         if template == "files":
+            sizes = sorted({len(e.data) for e in fixture.files("project/")})
+            limit = rng.choice(sizes[:-1] or sizes)  # below the largest: the count varies with the limit
             made.append(TaskSpec(FAMILY, template, "How many regular files are there under `project/`, hidden ones "
-                                 "included?", [shell("find project -type f | wc -l")], answer_kind="number",
-                                 expected_answer=len(fixture.files("project/")), check_state=False,
-                                 difficulty="easy"))
+                                 f"included, that are larger than {limit} bytes?",
+                                 [shell(f"find project -type f -size +{limit}c | wc -l")], answer_kind="number",
+                                 expected_answer=sum(len(e.data) > limit for e in fixture.files("project/")),
+                                 check_state=False, difficulty="easy"))
         elif template == "python_lines":
             lines = sum(e.data.count(b"\n") for e in fixture.files("project/src/") if e.path.endswith(".py"))
             made.append(TaskSpec(FAMILY, template, "How many lines do the `.py` files under `project/src/` have in "
@@ -43,13 +46,13 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  answer_kind="number", expected_answer=len({u["country"] for u in users}),
                                  check_state=False))
         elif template == "active_users":
-            age = rng.choice([25, 30, 40, 50])
+            age = rng.randint(20, 60)
             count = sum(1 for u in users if u["active"] and u["age"] > age)
             made.append(TaskSpec(FAMILY, template, f"How many users in `data/users.json` are active and older than "
                                  f"{age}?",
                                  [shell("python3 -c \"import json; print(sum(1 for u in json.load(open("
                                         f"'data/users.json')) if u['active'] and u['age'] > {age}))\"")],
-                                 answer_kind="number", expected_answer=count, check_state=False, difficulty="hard"))
+                                 answer_kind="number", expected_answer=count, check_state=False, difficulty="medium"))
         else:
             made.append(TaskSpec(FAMILY, template, "How many folders are there below `project/` (not counting "
                                  "`project/` itself)?", [shell("find project -mindepth 1 -type d | wc -l")],

@@ -16,7 +16,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
     for template in rng.sample(["extension", "size", "content", "symlinks", "mtime", "spaces"], 3):
         if template == "extension":
             root, ext = rng.choice([("project", "py"), ("project", "md"), ("project", "sh"), ("logs", "log"),
-                                    (".", "txt")])
+                                    ("downloads", "txt")])
             expected = [e.path for e in fixture.files("" if root == "." else root + "/") if e.path.endswith("." + ext)]
             where = "anywhere in the workspace" if root == "." else f"under `{root}/`"
             made.append(TaskSpec(FAMILY, template, f"List every file {where} whose name ends in `.{ext}` (files in "
@@ -57,7 +57,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
             made.append(TaskSpec(FAMILY, template, f"Which files in `logs/old/` were last modified before "
                                  f"{stamp} UTC?", [shell(f"find logs/old -type f ! -newermt '{stamp}' | sort")],
                                  answer_kind="lines", expected_answer=expected, check_state=False,
-                                 difficulty="hard"))
+                                 difficulty="medium"))
         else:
             expected = [e.path for e in fixture.files() if " " in e.path.rsplit("/", 1)[-1]]
             made.append(TaskSpec(FAMILY, template, "List every file in the workspace whose name contains a space.",

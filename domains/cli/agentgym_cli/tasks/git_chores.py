@@ -26,7 +26,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
         if len(made) == 3:
             break
         if template == "commit_all":
-            message = f"Finish {rng.choice(WORDS)} work"
+            message = f"Finish {rng.choice(WORDS)} work for release 1.{rng.randint(0, 40)}"
             made.append(TaskSpec(FAMILY, template, f"In the git repository `repo/`, commit all pending changes "
                                  f"(modified and new files) in one commit with the message `{message}`.",
                                  [shell(f"git -C repo add -A && git -C repo commit -q -m '{message}'")],
@@ -35,7 +35,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                               f'[ "$(git rev-parse HEAD~1)" = {head} ]',
                                               "git ls-files --error-unmatch TODO.txt >/dev/null")]))
         elif template == "branch":
-            branch = f"feature/{rng.choice(WORDS)}"
+            branch = f"feature/{rng.choice(WORDS)}-{rng.randint(1, 99)}"
             made.append(TaskSpec(FAMILY, template, f"In `repo/`, create a branch named `{branch}` at the current "
                                  "commit and switch to it, keeping the uncommitted changes as they are.",
                                  [shell(f"git -C repo switch -q -c {branch}")],
@@ -75,5 +75,5 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                               "git ls-files --error-unmatch .gitignore >/dev/null",
                                               '[ "$(git log -1 --format=%s)" = "Ignore logs" ]',
                                               f'[ "$(git rev-parse HEAD~1)" = {head} ]',
-                                              "! git diff --quiet -- app.py")], difficulty="hard"))
+                                              "! git diff --quiet -- app.py")], difficulty="medium"))
     return made

@@ -33,7 +33,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  "and delete the others.",
                                  [shell("find downloads -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | "
                                         "awk 'seen[$1]++ { sub(/^[0-9a-f]+  /, \"\"); print }' | "
-                                        "while IFS= read -r f; do rm -- \"$f\"; done")], difficulty="hard"))
+                                        "while IFS= read -r f; do rm -- \"$f\"; done")], difficulty="medium"))
         elif template == "archive":
             members = fixture.files("logs/old/")
             checks = "".join(

@@ -15,8 +15,10 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
     made: list[TaskSpec] = []
     for template in rng.sample(["scripts", "secrets", "config", "world_writable"], 3):
         if template == "scripts":
+            mode, letters = rng.choice([("755", "rwxr-xr-x"), ("750", "rwxr-x---"), ("700", "rwx------"),
+                                        ("775", "rwxrwxr-x"), ("711", "rwx--x--x")])
             made.append(TaskSpec(FAMILY, template, "Make every `.sh` file in `project/scripts/` executable: set its "
-                                 "mode to 755 (rwxr-xr-x).", [shell("chmod 755 project/scripts/*.sh")],
+                                 f"mode to {mode} ({letters}).", [shell(f"chmod {mode} project/scripts/*.sh")],
                                  check_modes=True, difficulty="easy"))
         elif template == "secrets":
             made.append(TaskSpec(FAMILY, template, "`secrets/` holds credentials. Make the folder accessible to its "

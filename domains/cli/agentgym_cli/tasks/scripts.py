@@ -89,7 +89,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                   shell(f"chmod +x {path}")],
                                  ignore=["bin/*"], tests=[{"name": f"{path} counts extensions", "script": script,
                                                            "stdout": shown}],
-                                 difficulty="hard"))
+                                 difficulty="medium"))
         else:
             path = f"bin/{name}.py"
             records = [{"id": i, "name": rng.choice(["ada", "bob", "cy"]) + str(i)} for i in range(5)]

@@ -36,11 +36,13 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                                                      "cat ips.txt", expected)]))
         elif template == "region_sum":
             region = rng.choice(sorted({row[2] for row in sales}))
-            made.append(TaskSpec(FAMILY, template, f"What is the total `quantity` of all sales in the region "
-                                 f"`{region}` in `data/sales.csv`?",
-                                 [shell(f"awk -F, 'NR > 1 && $3 == \"{region}\" {{s += $5}} END {{print s + 0}}' "
-                                        "data/sales.csv")], answer_kind="number",
-                                 expected_answer=sum(int(row[4]) for row in sales if row[2] == region),
+            month = rng.choice(sorted({row[1][:7] for row in sales}))
+            made.append(TaskSpec(FAMILY, template, f"What is the total `quantity` of the sales in the region "
+                                 f"`{region}` dated in the month {month} (column `date`) in `data/sales.csv`?",
+                                 [shell(f"awk -F, 'NR > 1 && $3 == \"{region}\" && substr($2, 1, 7) == \"{month}\" "
+                                        "{s += $5} END {print s + 0}' data/sales.csv")], answer_kind="number",
+                                 expected_answer=sum(int(row[4]) for row in sales
+                                                     if row[2] == region and row[1][:7] == month),
                                  check_state=False))
         elif template == "errors":
             made.append(TaskSpec(FAMILY, template, "Copy every line of `logs/app.log` whose level is ERROR, in their "
@@ -56,7 +58,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  [shell(f"awk '$2 == \"{level}\" {{print $3}}' logs/app.log | tr -d : | sort | "
                                         "uniq -c | sort -k1,1nr | head -1 | awk '{print $2}'")],
                                  answer_kind="text", expected_answer=counts[0][0], check_state=False,
-                                 difficulty="hard"))
+                                 difficulty="medium"))
         else:
             product = rng.choice(sorted({row[3] for row in sales}))
             made.append(TaskSpec(FAMILY, template, f"How many units of `{product}` were sold in total according to "
