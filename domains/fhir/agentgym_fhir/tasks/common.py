@@ -347,6 +347,8 @@ def balance(candidates: list[tuple[Any, Any]], rng: random.Random) -> list[Any]:
 # Difficulty is measured from the task, not guessed from its family (docs/fhir-env.md, "Difficulty"):
 #   work = the tool calls the oracle's solution makes before it submits
 #        + the resource types those calls read, beyond the first
+#        + 1 for each record read that needs a value the prompt does not give (a hop: a date, an encounter or a
+#          resource id read from an earlier result)
 #        + 2 for each trap the answer depends on (metadata["traps"]: a result entered in error that a naive
 #          reading would take, a unit to convert, a value on a window's or a rule's edge, a derived age that
 #          differs from a stored one, a page the answer needs past the first)
@@ -369,7 +371,18 @@ def task_work(task: Task) -> int:
         elif _TYPE_OF_CALL.get(str(name)):
             types.add(str(_TYPE_OF_CALL[str(name)]))
     traps = [trap for trap in task.metadata.get("traps") or [] if trap in TRAPS]
-    return len(calls) + max(0, len(types) - 1) + 2 * len(traps)
+    return len(calls) + max(0, len(types) - 1) + sum(_is_hop(step, task.prompt) for step in calls) + 2 * len(traps)
+
+
+_HOP_ARGUMENTS = ("start", "end", "context", "encounter", "resource_id", "_id", "date", "authoredon")
+
+
+def _is_hop(step: dict[str, Any], prompt: str) -> bool:
+    if step.get("name") not in _TYPE_OF_CALL:
+        return False
+    arguments = dict(step.get("arguments") or {})
+    arguments.update(arguments.get("params") or {})
+    return any(str(arguments[key]) not in prompt for key in _HOP_ARGUMENTS if arguments.get(key) is not None)
 
 
 def latest_traps(record: PatientRecord, code: str, unit: str | None = None) -> list[str]:
