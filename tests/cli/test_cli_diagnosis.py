@@ -70,3 +70,21 @@ def test_labels_are_documented() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "diagnosis.md").read_text(encoding="utf-8")
     for label in LABELS:
         assert f"`{label}`" in doc, label
+
+
+def test_a_hidden_test_that_timed_out_is_labelled_command_timed_out(small_tasks: list[Any]) -> None:
+    """Issue 26: every timeout is labelled `command_timed_out`, also the agent's program running past its limit
+    inside a hidden test (the grading sandbox reports that test as timed out, the verifier flags it)."""
+    import inspect
+
+    from agentgym_cli.diagnosis import cli_labels
+    from agentgym_cli.verify import TEST_TIMED_OUT
+
+    from agentgym import Score
+    from agentgym.sandbox import worker
+
+    assert f'"{TEST_TIMED_OUT}"' in inspect.getsource(worker)  # the words the grading sandbox uses
+    task = next(task for task in small_tasks if task.family == "scripts")
+    timed_out = cli_labels(task, None, [], Score(0.0, {"tests": 0.0, "tests_timed_out": 1.0}))
+    assert timed_out == ["command_timed_out", "tests_failed"]
+    assert cli_labels(task, None, [], Score(0.0, {"tests": 0.0})) == ["tests_failed"]

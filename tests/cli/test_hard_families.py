@@ -17,7 +17,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from agentgym_cli.data.exports import ExportFile, naive_readings, read_records
 from agentgym_cli.data.fixtures import Fixture, get_workspace, workspace_name
 from agentgym_cli.data.programs import PROGRAMS, files_of, harness, outcomes, plant
@@ -123,7 +122,7 @@ def test_the_hidden_harness_prints_what_the_generator_expects(tmp_path: Path) ->
         expected = outcomes(program.source(planted["params"], frozenset()), program.function, cases)
 
         def run(*args: str, work: Path = work) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, *args], cwd=work, capture_output=True, text=True, timeout=60,
+            return subprocess.run([sys.executable, *args], check=False, cwd=work, capture_output=True, text=True, timeout=60,
                                   env={**os.environ, "PYTHONSAFEPATH": "1"})
 
         assert run("-I", "check.py").stdout.splitlines() != expected
@@ -158,7 +157,8 @@ def test_the_first_failing_commit_is_what_running_the_check_at_every_commit_find
     passes = []
     for commit in ids:
         git("checkout", "-q", commit)
-        passes.append(subprocess.run([sys.executable, "-B", "check.py"], cwd=repo, capture_output=True).returncode == 0)
+        done = subprocess.run([sys.executable, "-B", "check.py"], check=False, cwd=repo, capture_output=True)
+        passes.append(done.returncode == 0)
     assert passes == fixture.facts["history_passes"]
     assert passes.index(False) == fixture.facts["history_first_failing"]
 

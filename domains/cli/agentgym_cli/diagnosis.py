@@ -19,7 +19,7 @@ from agentgym.diagnosis import TurnRecord, episode_calls, in_order
 
 COMMAND_NOT_FOUND = "command_not_found"  # bash could not find a command (exit code 127)
 PERMISSION_DENIED = "permission_denied"  # a command or file tool was refused by file permissions (exit code 126)
-COMMAND_TIMED_OUT = "command_timed_out"  # a command ran past the time limit and was killed
+COMMAND_TIMED_OUT = "command_timed_out"  # a command, or a hidden test, ran past its time limit and was killed
 STATE_DIFFERS = "state_differs"          # the final files are not the expected ones
 TESTS_FAILED = "tests_failed"            # some hidden test, run after the episode, failed
 OUTPUT_DIFFERS = "output_differs"        # the answer (a command's output, or a list of lines) is not the expected one
@@ -59,6 +59,8 @@ def cli_labels(task: Task, state: Any, turns: Sequence[TurnRecord], score: Score
             found.add(STATE_DIFFERS)
         if components.get("tests", 1.0) < 1.0:
             found.add(TESTS_FAILED)
+        if components.get("tests_timed_out", 0.0) > 0:
+            found.add(COMMAND_TIMED_OUT)  # the agent's program ran past its limit inside a hidden test
         if task.verifier.params.get("answer_kind") in ("output", "lines") and components.get("answer", 1.0) < 1.0:
             found.add(OUTPUT_DIFFERS)
     return in_order(found, LABELS)

@@ -22,7 +22,8 @@ inert, in a grading sandbox as a user id no agent had (see `Workspace.run_tests`
 
 The score is 1.0 only when every check passes. The breakdown carries InterCode-style partial credit:
 `state_paths` (overlap of changed paths), `state_content` (share of changed paths with the expected entry),
-`answer_f1` (for lists and outputs), and `tests` (share of tests passed).
+`answer_f1` (for lists and outputs), and `tests` (share of tests passed); `tests_timed_out` (1.0) appears when a
+hidden test ran past its limit, so the diagnosis says `command_timed_out`.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from agentgym import Score, Task, verifier
 from agentgym.answers import list_separators, normalize_text, numbers_match, split_items
 from agentgym.sandbox import SandboxError
 from agentgym_cli.workspace import Workspace, compare_states
+
+# What the grading sandbox reports for a hidden test that ran past its time limit and was killed.
+TEST_TIMED_OUT = "the test timed out"
 
 
 def _path(item: str) -> str:
@@ -152,6 +156,8 @@ def verify_cli(task: Task, submission: Any, state: Any, *, answer_kind: str = "n
             outcomes = workspace.run_tests(tests)
             count = sum(ok for _, ok, _ in outcomes)
             components["tests"] = count / len(outcomes)
+            if any(tail == TEST_TIMED_OUT for _, _, tail in outcomes):
+                components["tests_timed_out"] = 1.0  # diagnosed as command_timed_out, as a shell timeout is
             passed.append(count == len(outcomes))
             failed = [name for name, ok, _ in outcomes if not ok]
             if failed:

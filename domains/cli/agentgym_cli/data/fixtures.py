@@ -302,6 +302,8 @@ def _links(rng: random.Random, out: list[Entry]) -> None:
 
 def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
     """A git repository with a few commits by different authors, a modified file and an untracked one."""
+    from agentgym_cli.data.history import drop_git_extras
+
     authors = _pick(rng, AUTHORS, rng.randint(2, 4))
     with tempfile.TemporaryDirectory(prefix="agentgym-cli-repo-") as temporary:
         root = Path(temporary) / "repo"
@@ -346,15 +348,7 @@ def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
         git("prune-packed")
         facts["repo_commits"] = commits
         facts["repo_head"] = git("rev-parse", "HEAD")
-        # Drop what git writes but never needs: sample hooks, logs and the description are noise in a fixture.
-        for extra in ("hooks", "logs", "description", "COMMIT_EDITMSG"):
-            target = root / ".git" / extra
-            if target.is_dir():
-                for child in sorted(target.rglob("*"), reverse=True):
-                    child.unlink() if not child.is_dir() else child.rmdir()
-                target.rmdir()
-            elif target.exists():
-                target.unlink()
+        drop_git_extras(root / ".git")
         entries = []
         for item in sorted(root.rglob("*")):
             relative = "repo/" + item.relative_to(root).as_posix()
@@ -369,11 +363,12 @@ def _repo(rng: random.Random, facts: dict[str, object]) -> list[Entry]:
 def _hard_parts(rng: random.Random, out: list[Entry], facts: dict[str, object]) -> None:
     """What the hard families work on, each from its own module: export files with malformed records
     (`exports.py`), awkwardly named files (`inbox.py`, in `incoming/`), modules with planted bugs (`programs.py`),
-    a long git history (`history.py`)."""
+    a long git history (`history.py`), a service tree with modes to fix (`service.py`)."""
     from agentgym_cli.data.exports import build_exports
     from agentgym_cli.data.history import build_history
     from agentgym_cli.data.inbox import build_inbox
     from agentgym_cli.data.programs import PROGRAMS, files_of, plant
+    from agentgym_cli.data.service import build_service
 
     files, export_facts = build_exports(rng)
     out.extend(Entry(file.path, data=file.data, mtime=BASE_TIME - 86400) for file in files)
@@ -387,6 +382,9 @@ def _hard_parts(rng: random.Random, out: list[Entry], facts: dict[str, object]) 
     history, history_facts = build_history(rng, _pick(rng, AUTHORS, rng.randint(2, 5)), BASE_TIME)
     out.extend(Entry(path, data=data) for path, data in history.items())
     facts.update(history_facts)
+    service, service_facts = build_service(rng)
+    out.extend(Entry(path, kind=kind, data=data, mode=mode, target=target) for path, kind, data, mode, target in service)
+    facts.update(service_facts)
 
 
 def _iso(stamp: int) -> str:

@@ -27,14 +27,27 @@ FUNCTIONS = {
                 "assert percent(1, 3) == 33.3 and percent(1, 2) == 50.0\n"),
     "slug": ("def slug(text):\n    return \"-\".join(text.lower().split())\n",
              "def slug(text):\n    return \"-\".join(text.split()).lower()[:12]\n",
-             "assert slug(\"Hello  World\") == \"hello-world\" and slug(\"A Much Longer Title\") == "
-             "\"a-much-longer-title\"\n"),
+             ("assert slug(\"Hello  World\") == \"hello-world\" and slug(\"A Much Longer Title\") == "
+              "\"a-much-longer-title\"\n")),
     "span": ("def span(values):\n    return max(values) - min(values)\n",
              "def span(values):\n    return values[-1] - values[0]\n",
              "assert span([3, 9, 1]) == 8 and span([5]) == 0\n"),
 }
 SUBJECTS = ("Tidy {name}", "Document {name}", "Refactor {name}", "Speed up {name}", "Clarify {name}",
             "Simplify {name}", "Rename locals in {name}", "Add note on {name}")
+
+
+def drop_git_extras(git_dir: Path) -> None:
+    """Remove what git writes but a fixture never needs (sample hooks, logs, the description, the last commit
+    message): noise in a workspace, and bytes that differ between git versions."""
+    for extra in ("hooks", "logs", "description", "COMMIT_EDITMSG"):
+        target = git_dir / extra
+        if target.is_dir():
+            for child in sorted(target.rglob("*"), reverse=True):
+                child.unlink() if not child.is_dir() else child.rmdir()
+            target.rmdir()
+        elif target.exists():
+            target.unlink()
 
 
 def _calc(state: dict[str, bool], notes: list[str], syntax_error: bool) -> str:
@@ -111,14 +124,7 @@ def build_history(rng: random.Random, authors: list[str], base_time: int) -> tup
         git("fast-import", "--quiet", stdin="".join(stream))
         git("read-tree", "HEAD")  # an index without stat data: the same bytes on every machine
         ids = git("rev-list", "--reverse", "main").split()
-        for extra in ("hooks", "logs", "description"):
-            target = root / ".git" / extra
-            if target.is_dir():
-                for child in sorted(target.rglob("*"), reverse=True):
-                    child.unlink() if not child.is_dir() else child.rmdir()
-                target.rmdir()
-            elif target.exists():
-                target.unlink()
+        drop_git_extras(root / ".git")
         for path, text in commits[-1][2].items():
             out[f"history/{path}"] = text.encode()
         for item in sorted((root / ".git").rglob("*")):

@@ -33,6 +33,7 @@ from agentgym_cli.tasks import (
     permissions,
     pipeline,
     scripts,
+    service_config,
     text_processing,
 )
 from agentgym_cli.tasks.base import GenerationError, TaskSpec, realize
@@ -41,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 FAMILIES: dict[str, ModuleType] = {module.FAMILY: module for module in (
     find_filter, text_processing, organise, permissions, counting, scripts, config_edits, git_chores,
-    pipeline, awkward_files, debugging, git_history)}
+    pipeline, awkward_files, debugging, git_history, service_config)}
 DEFAULT_FIXTURES = 100  # 25 test workspaces: over 400 distinct test prompts, over 100 hard test tasks
 
 __all__ = ["FAMILIES", "GenerationError", "TaskSpec", "cache_folder", "generate", "split_of"]

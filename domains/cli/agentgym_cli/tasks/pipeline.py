@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from agentgym_cli.data.exports import ExportFile, Record, naive_readings, read_records
@@ -88,6 +88,17 @@ class Readings:
             found.append("leaves the window's edge days out")
         return found
 
+    def most_traps(self, candidates: Iterable[tuple[Any, Callable[[list[Record], bool], Any], Any]]
+                   ) -> tuple[Any, Any, list[str]] | None:
+        """Of (parameters, answer_of, gold) candidates, the question the most shortcuts get wrong (the first of
+        equals) as (parameters, gold, traps); None when there is no candidate."""
+        chosen: tuple[Any, Any, list[str]] | None = None
+        for parameters, answer_of, gold in candidates:
+            traps = self.traps(answer_of, gold)
+            if chosen is None or len(traps) > len(chosen[2]):
+                chosen = (parameters, gold, traps)
+        return chosen
+
 
 def _window(rng: random.Random, days: list[int]) -> tuple[str, str]:
     first = rng.randrange(0, max(1, len(days) - 3))
@@ -97,28 +108,26 @@ def _window(rng: random.Random, days: list[int]) -> tuple[str, str]:
 
 def _account_total(fixture: Fixture, readings: Readings, rng: random.Random) -> TaskSpec | None:
     accounts, days = list(fixture.facts["exports_accounts"]), list(fixture.facts["exports_days"])  # type: ignore[call-overload]
-    best: tuple[int, float, tuple[str, str, str, str], list[str]] | None = None
-    for _ in range(16):
-        account, status = rng.choice(accounts), rng.choice(("settled", "settled", "pending", "refunded"))
-        start, end = _window(rng, days)
 
-        def answer_of(records: list[Record], inclusive: bool, account: str = account, status: str = status,
-                      start: str = start, end: str = end) -> float:
-            chosen = [r.amount for r in records if r.account == account and r.status == status
-                      and (start <= r.date <= end if inclusive else start < r.date < end)]
-            return round(sum(chosen), 2)
+    def candidates() -> Iterator[tuple[Any, Callable[[list[Record], bool], Any], Any]]:
+        for _ in range(16):
+            account, status = rng.choice(accounts), rng.choice(("settled", "settled", "pending", "refunded"))
+            start, end = _window(rng, days)
 
-        records = readings.records
-        matching = sum(1 for r in records if r.account == account and r.status == status and start <= r.date <= end)
-        if matching < 2:
-            continue
-        gold = answer_of(records, True)
-        traps = readings.traps(answer_of, gold)
-        if best is None or len(traps) > best[0]:
-            best = (len(traps), gold, (account, status, start, end), traps)
+            def answer_of(records: list[Record], inclusive: bool, account: str = account, status: str = status,
+                          start: str = start, end: str = end) -> float:
+                chosen = [r.amount for r in records if r.account == account and r.status == status
+                          and (start <= r.date <= end if inclusive else start < r.date < end)]
+                return round(sum(chosen), 2)
+
+            if sum(1 for r in readings.records if r.account == account and r.status == status
+                   and start <= r.date <= end) >= 2:
+                yield (account, status, start, end), answer_of, answer_of(readings.records, True)
+
+    best = readings.most_traps(candidates())
     if best is None:
         return None
-    _, gold, (account, status, start, end), traps = best
+    (account, status, start, end), gold, traps = best
     question = (f"total = sum(r['amount'] for r in records if r['account'] == {account!r} and r['status'] == "
                 f"{status!r} and {start!r} <= r['date'] <= {end!r})\nprint(f'{{round(total, 2):.2f}}')\n")
     return TaskSpec(FAMILY, "account_total", READING + f"What is the total `amount` of the records of account "
@@ -129,22 +138,21 @@ def _account_total(fixture: Fixture, readings: Readings, rng: random.Random) -> 
 
 def _region_count(fixture: Fixture, readings: Readings, rng: random.Random) -> TaskSpec | None:
     regions = list(fixture.facts["exports_regions"])  # type: ignore[call-overload]
-    best: tuple[int, int, tuple[str, str], list[str]] | None = None
-    for _ in range(12):
-        region, status = rng.choice(regions), rng.choice(("settled", "pending", "failed", "refunded"))
 
-        def answer_of(records: list[Record], inclusive: bool, region: str = region, status: str = status) -> int:
-            return sum(1 for r in records if _region(r) == region and r.status == status)
+    def candidates() -> Iterator[tuple[Any, Callable[[list[Record], bool], Any], Any]]:
+        for _ in range(12):
+            region, status = rng.choice(regions), rng.choice(("settled", "pending", "failed", "refunded"))
 
-        gold = answer_of(readings.records, True)
-        if gold < 2:
-            continue
-        traps = readings.traps(answer_of, gold)
-        if best is None or len(traps) > best[0]:
-            best = (len(traps), gold, (region, status), traps)
+            def answer_of(records: list[Record], inclusive: bool, region: str = region, status: str = status) -> int:
+                return sum(1 for r in records if _region(r) == region and r.status == status)
+
+            if answer_of(readings.records, True) >= 2:
+                yield (region, status), answer_of, answer_of(readings.records, True)
+
+    best = readings.most_traps(candidates())
     if best is None:
         return None
-    _, gold, (region, status), traps = best
+    (region, status), gold, traps = best
     question = f"print(sum(1 for r in records if r['region'] == {region!r} and r['status'] == {status!r}))\n"
     region_files = [file for file in readings.files if file.path.startswith(f"exports/{region}/")]
     return TaskSpec(FAMILY, "region_count", READING + f"How many records with status `{status}` do the exports of "
@@ -155,39 +163,37 @@ def _region_count(fixture: Fixture, readings: Readings, rng: random.Random) -> T
 
 def _top_account(fixture: Fixture, readings: Readings, rng: random.Random) -> TaskSpec | None:
     days = list(fixture.facts["exports_days"])  # type: ignore[call-overload]
-    best: tuple[int, str, tuple[str, str], list[str]] | None = None
-    for _ in range(12):
-        start, end = _window(rng, days)
 
-        def answer_of(records: list[Record], inclusive: bool, start: str = start, end: str = end) -> str:
+    def candidates() -> Iterator[tuple[Any, Callable[[list[Record], bool], Any], Any]]:
+        for _ in range(12):
+            start, end = _window(rng, days)
+
+            def answer_of(records: list[Record], inclusive: bool, start: str = start, end: str = end) -> str:
+                totals: dict[str, float] = defaultdict(float)
+                for r in records:
+                    if r.status == "settled" and (start <= r.date <= end if inclusive else start < r.date < end):
+                        totals[r.account] += r.amount
+                ranked = sorted(totals.items(), key=lambda item: (-round(item[1], 2), item[0]))
+                return ranked[0][0] if ranked else ""
+
             totals: dict[str, float] = defaultdict(float)
-            for r in records:
-                if r.status == "settled" and (start <= r.date <= end if inclusive else start < r.date < end):
+            for r in readings.records:
+                if r.status == "settled" and start <= r.date <= end:
                     totals[r.account] += r.amount
-            ranked = sorted(totals.items(), key=lambda item: (-round(item[1], 2), item[0]))
-            return ranked[0][0] if ranked else ""
+            ranked = sorted((round(total, 2) for total in totals.values()), reverse=True)
+            if len(ranked) >= 2 and ranked[0] - ranked[1] >= 0.01:  # a tie has no single answer
+                yield (start, end), answer_of, answer_of(readings.records, True)
 
-        records = readings.records
-        totals: dict[str, float] = defaultdict(float)
-        for r in records:
-            if r.status == "settled" and start <= r.date <= end:
-                totals[r.account] += r.amount
-        ranked = sorted((round(total, 2) for total in totals.values()), reverse=True)
-        if len(ranked) < 2 or ranked[0] - ranked[1] < 0.01:
-            continue  # a tie has no single answer
-        gold = answer_of(records, True)
-        traps = readings.traps(answer_of, gold)
-        if best is None or len(traps) > best[0]:
-            best = (len(traps), gold, (start, end), traps)
+    best = readings.most_traps(candidates())
     if best is None:
         return None
-    _, gold, (start, end), traps = best
+    (start, end), gold, traps = best
     question = ("from collections import defaultdict\ntotals = defaultdict(float)\nfor r in records:\n"
                 f"    if r['status'] == 'settled' and {start!r} <= r['date'] <= {end!r}:\n"
                 "        totals[r['account']] += r['amount']\nprint(max(totals, key=totals.get))\n")
     return TaskSpec(FAMILY, "top_account", READING + "Which account has the largest total `amount` of `settled` "
-                    f"records dated from {start} to {end} (both days included), over all regions? Answer with the "
-                    "account id, such as `ACC-1234`.", _gold(question), answer_kind="text", expected_answer=gold,
+                    f"records dated from {start} to {end} (both days included), over all regions (no two accounts "
+                    "tie)? Answer with the account id, such as `ACC-1234`.", _gold(question), answer_kind="text", expected_answer=gold,
                     check_state=False, traps=traps, inputs=len(readings.files))
 
 
