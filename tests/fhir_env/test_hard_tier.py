@@ -149,3 +149,22 @@ def test_submit_schema_types_the_answer(env, small_tasks: list[Task]) -> None:  
         _, info = env.reset(options={"task_id": task.id})
         submit = next(tool for tool in info["tools"] if tool["function"]["name"] == "submit")
         assert submit["function"]["parameters"]["properties"]["answer"]["type"] == kind, family
+
+
+# ------------------------------------------------------------------------------- labelled numbers (playtest FHIR #6, #11, #12)
+@pytest.mark.parametrize(("gold", "submission", "params", "expected"), [
+    (73.6, "eGFR 73.6 mL/min/1.73m2", {"tolerance": 0.6}, 1.0),
+    (73.6, "eGFR = 73.6 mL/min/1.73m2", {"tolerance": 0.6}, 1.0),
+    (73.6, "eGFR: 73.6", {"tolerance": 0.6}, 1.0),
+    (80.0, "The eGFR is 80 mL/min/1.73m2", {"unit": "mL/min/{1.73_m2}", "require_unit": True}, 1.0),
+    (4.0, "PHQ-9 = 4", {}, 1.0),
+    (4.0, "PHQ-9 score 4", {}, 1.0),
+    (73.6, "eGFR 74.5 mL/min/1.73m2", {"tolerance": 0.6}, 0.0),
+    (73.6, "eGFR 73.6 or 74.5", {"tolerance": 0.6}, 0.0),
+    (80.0, "less than 80 mL/min/1.73m2", {}, 0.0),
+    (80.0, "eGFR above 80", {}, 0.0),
+    (4.0, "PHQ-9 = 4 or 5", {}, 0.0),
+    (4.0, "PHQ-9 = 6", {}, 0.0),
+])
+def test_a_labelled_number_reads_as_its_number(gold: float, submission: str, params: dict, expected: float) -> None:  # type: ignore[type-arg]
+    assert score_answer(gold, submission, kind="number", **params).value == expected, submission

@@ -53,6 +53,27 @@ def _looks_like_unit(text: str) -> bool:
                                         and not re.fullmatch(r"[(\[]?[-+]?[\d.,]+[)\]]?", token) for token in tokens)
 
 
+# A label before the number ("eGFR 73.6 mL/min/1.73m2", "PHQ-9 = 4", "The eGFR is 80"): up to five words, which
+# may hold digits of their own, then an optional ":" or "=". Words that bound or hedge the number ("less than 80",
+# "above 80", "about") are no label, so such answers keep reading as no single number.
+_LABEL = re.compile(r"^((?:[A-Za-z][\w\-/]*\s*){1,5})[:=]?\s*(?=[-+]?(?:\d|\.\d))")
+_NOT_A_LABEL = {"less", "more", "greater", "fewer", "under", "over", "above", "below", "about", "approximately",
+                "around", "roughly", "nearly", "almost", "least", "most", "not", "between", "from", "or", "to",
+                "than", "up", "maybe", "perhaps", "either", "circa", "approx"}
+
+
+_BOUNDS = {"less", "more", "greater", "fewer", "under", "over", "above", "below", "least", "most", "between",
+           "than", "exceeds", "exceeding"}
+
+
+def _unlabelled(text: str) -> str:
+    """`text` without a leading label (see `_LABEL`)."""
+    found = _LABEL.match(text)
+    if not found or {word.lower() for word in re.findall(r"[A-Za-z]+", found.group(1))} & _NOT_A_LABEL:
+        return text
+    return text[found.end():]
+
+
 def read_quantity(submission: Any) -> tuple[float | None, str | None]:
     """(number, unit) of a numeric answer: 4.1, "4.1", "4.1 mmol/L", "72.3 mL/min/1.73m2", "The latest is
     4.1 mmol/L", {"value": 4.1, "unit": "mmol/L"}. A number followed by anything that is not a unit, or text
@@ -63,6 +84,10 @@ def read_quantity(submission: Any) -> tuple[float | None, str | None]:
     if not isinstance(submission, str):
         return parse_number(submission), None
     text = answers.fold_unicode(submission).strip().rstrip(".")
+    before_number = re.split(r"[-+]?(?:\d|\.\d)", text, maxsplit=1)[0]
+    if {word.lower() for word in re.findall(r"[A-Za-z]+", before_number)} & _BOUNDS:
+        return None, None  # "above 80", "less than 80": a bound, not the value
+    text = _unlabelled(text)
     leading = _LEADING_NUMBER.match(text)
     if leading:
         rest = leading.group(2).strip()
