@@ -322,6 +322,43 @@ tasks.add_command(LazyGroup(name="import", entry_point_group=IMPORTER_GROUP,
                                  "--out T.jsonl"))
 
 
+@main.command("new")
+@click.argument("name")
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=None,
+              help="Where to write the distribution (default: ./agentgym-NAME).")
+def new_command(name: str, directory: Path | None) -> None:
+    """Write a new env's plugin distribution, a small working domain to grow into yours.
+
+    \b
+    Example:
+      agentgym new pharmacy && pip install -e agentgym-pharmacy
+      agentgym check Pharmacy-v0 && python -m pytest agentgym-pharmacy/tests
+    Then follow docs/new-env.md.
+    """
+    from agentgym.registry import registered
+    from agentgym.scaffold import Names, render
+
+    try:
+        names = Names.of(name)
+    except ValueError as error:
+        raise click.ClickException(str(error)) from None
+    import agentgym  # noqa: F401  (registers the installed envs, to refuse a taken id)
+
+    taken = {record.id.lower(): record.id for record in registered()}
+    if names.env_id.lower() in taken:
+        raise click.ClickException(f"{taken[names.env_id.lower()]} is already registered (see `agentgym list`); "
+                                   "choose another name")
+    target = directory if directory is not None else Path(names.dist)
+    try:
+        written = render(names, target)
+    except (FileExistsError, OSError) as error:
+        raise click.ClickException(str(error)) from None
+    console.print(f"wrote {len(written)} files to {target}/ ({names.dist}, package {names.package}, "
+                  f"env {names.env_id}). Next:", highlight=False)
+    console.print(f"  pip install -e {target}\n  agentgym check {names.env_id}\n  python -m pytest {target}/tests\n"
+                  "  then docs/new-env.md: your data, tools, tasks, verifier and attacks", highlight=False)
+
+
 @main.command()
 @click.option("--episodes", default=20, show_default=True, help="Episodes per agent and env.")
 @click.option("--seed", default=0, show_default=True)

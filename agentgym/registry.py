@@ -219,6 +219,14 @@ def registered() -> list[EnvRecord]:
     return [_RECORDS[key] for key in sorted(_RECORDS)]
 
 
+def installed() -> list[EnvRecord]:
+    """The envs installed distributions register through the `agentgym.envs` entry points (the built-in domains
+    and every plugin), sorted by id; not those a script or test registers directly. Suites that must cover every
+    env (the red team, the training smoke test, serving) take their list from here, so a new plugin is covered
+    without a line added anywhere."""
+    return [record for record in registered() if record.distribution != "(direct)"]
+
+
 def plugin_failures() -> list[PluginFailure]:
     load_plugins()
     return list(_FAILURES)

@@ -127,3 +127,22 @@ def test_import_agentgym_registers_every_env_without_importing_any() -> None:
     count, heavy = output[0].split(" ", 1)
     assert int(count) >= 4 and heavy == "[]", output
     assert output[1] == "agentgym.env"
+
+
+def test_every_built_in_domain_is_installed_and_registers_its_env() -> None:
+    """The suites that cover every env take their list from the registry (`agentgym.registry.installed`), so a
+    built-in domain that failed to install would drop out of them silently; this says so instead."""
+    import tomllib
+
+    import agentgym
+
+    repo = Path(__file__).resolve().parents[2]
+    expected = set()
+    for pyproject in repo.glob("domains/*/pyproject.toml"):
+        project = tomllib.loads(pyproject.read_text())["project"]
+        if project.get("entry-points", {}).get("agentgym.envs"):
+            expected.add(project["name"])
+    assert expected, "no built-in domain found under domains/"
+    installed = {record.distribution for record in agentgym.registry.installed()}
+    missing = expected - installed
+    assert not missing, f"built-in domains not installed (run make install): {sorted(missing)}"

@@ -173,9 +173,9 @@ def env_ids() -> list[str]:
     """Every env an installed distribution registers (built-in domains and plugins), sorted. Envs that other test
     modules register directly (`agentgym.register` outside an entry point) are toys of those tests, not
     environments to train on, and are left out."""
-    from agentgym.registry import registered
+    from agentgym.registry import installed
 
-    return [record.id for record in registered() if record.distribution != "(direct)"]
+    return [record.id for record in installed()]
 
 
 def _sql_literal(value: Any) -> str:

@@ -212,7 +212,6 @@ def require_backend(backend: str) -> None:
 # ---------------------------------------------------------------------------------------- constant answers
 CONSTANTS: tuple[Any, ...] = ("none", "yes", "no", 0, "", [])
 CONSTANT_QUERIES: tuple[str, ...] = ("SELECT NULL", "SELECT 0", "SELECT 1 WHERE 1 = 0", "SELECT ''")
-ENV_IDS = ("SQL-v0", "FHIR-v0", "CLI-v0")
 
 
 def _terminal_tools(info: dict[str, Any]) -> list[tuple[str, str]]:
