@@ -10,6 +10,7 @@ from decimal import ROUND_HALF_DOWN, Decimal
 import pytest
 from agentgym_fhir.env import make_env
 from agentgym_fhir.store import FhirStore
+from agentgym_fhir.tasks.cohort_labs import LABS as COHORT_LABS
 from agentgym_fhir.tasks.common import (
     half_up,
     load_records,
@@ -17,11 +18,12 @@ from agentgym_fhir.tasks.common import (
     rounding_tolerance,
     task_work,
 )
+from agentgym_fhir.units import convert, same_unit
 from agentgym_fhir.verify import score_answer
 
 from agentgym.tasks import Task
 
-HARD_FAMILIES = ("renal_dosing", "admission_labs", "inpatient_reconciliation", "trend_since_order")
+HARD_FAMILIES = ("renal_dosing", "admission_labs", "inpatient_reconciliation", "trend_since_order", "cohort_labs")
 
 
 @pytest.fixture()
@@ -35,6 +37,10 @@ def _tool(env, name: str, **arguments):  # type: ignore[no-untyped-def]
     outcome = env.unwrapped.tools[name].invoke(env.unwrapped.state, arguments)
     assert outcome.ok, outcome.text
     return outcome.value
+
+
+def _step(task: Task, name: str) -> dict:  # type: ignore[type-arg]
+    return next(step["arguments"] for step in task.solution if step["name"] == name)
 
 
 # ------------------------------------------------------------------------------- rounding (playtest FHIR #4)
@@ -121,17 +127,34 @@ def test_the_tools_show_what_the_hard_answers_say(env, small_tasks: list[Task]) 
             stays = json.loads(_tool(env, "fhir_search", resource_type="Encounter",
                                      params={"patient": task.metadata["patient_id"], "class": "IMP"}))
             assert any(e["period"]["start"][:10] == task.metadata["admitted"] for e in stays["entry"])
-            history = _tool(env, "observation_history", **task.solution[2]["arguments"])
+            history = _tool(env, "observation_history", **_step(task, "observation_history"))
             valid = [row for row in history["observations"] if row["status"] != "entered-in-error"]
             assert len(valid) == task.answer, task.id
+        elif task.family == "cohort_labs":
+            env.reset(options={"task_id": task.id})
+            patients = json.loads(_tool(env, "fhir_search", **task.solution[0]["arguments"]))  # the practice
+            assert patients["total"] == task.metadata["patients"]
+            latest: dict[str, dict] = {}  # type: ignore[type-arg]
+            for step in task.solution[1:-1]:  # the solution's pages show every result, none left out
+                page = json.loads(_tool(env, "fhir_search", **step["arguments"]))
+                assert "left_out" not in page, page.get("notes")
+                for entry in page["entry"]:
+                    if entry["status"] != "entered-in-error":
+                        latest.setdefault(entry["subject"]["reference"], entry["valueQuantity"])
+            _, unit, analyte, _ = COHORT_LABS[task.metadata["loinc"]]
+            values = [q["value"] if same_unit(q["code"], unit) else convert(q["value"], q["code"], unit, analyte)
+                      for q in latest.values()]
+            threshold = task.metadata["threshold"]
+            above = task.metadata["direction"] == "at or above"
+            assert sum((v >= threshold - 1e-9) if above else (v < threshold - 1e-9) for v in values) == task.answer
         elif task.family == "renal_dosing" and task.metadata["source"] == "computed":
             env.reset(options={"task_id": task.id})
-            result = _tool(env, "calculate", **task.solution[3]["arguments"])
+            result = _tool(env, "calculate", **_step(task, "calculate"))
             assert result["value"] == task.metadata["egfr"]
         else:
             continue
         checked[task.family] += 1
-    assert checked["admission_labs"] and checked["renal_dosing"]
+    assert checked["admission_labs"] and checked["renal_dosing"] and checked["cohort_labs"]
 
 
 def test_difficulty_is_the_measured_work(small_tasks: list[Task]) -> None:

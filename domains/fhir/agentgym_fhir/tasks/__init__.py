@@ -19,6 +19,7 @@ from agentgym_fhir.tasks import (
     active_medications,
     admission_labs,
     cohort,
+    cohort_labs,
     condition_coding,
     drug_condition,
     drug_interaction,
@@ -43,6 +44,7 @@ FAMILY_MODULES: dict[str, ModuleType] = {module.FAMILY: module for module in [
     patient_lookup, lab_value, lab_change, vital_aggregate, active_medications, drug_condition, drug_interaction,
     risk_score, encounter_timeline, cohort, potassium_replacement, referral, condition_coding, triage,
     record_vital, medication_order, renal_dosing, admission_labs, inpatient_reconciliation, trend_since_order,
+    cohort_labs,
 ]}
 FAMILIES = list(FAMILY_MODULES)
 

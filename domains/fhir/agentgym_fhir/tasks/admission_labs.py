@@ -24,6 +24,7 @@ from agentgym_fhir.tasks.common import (
     call,
     fmt,
     half_up,
+    identify,
     parse_instant,
     rounding_tolerance,
     submit,
@@ -82,11 +83,12 @@ def build(ctx: Context) -> list[Task]:
                 start = admitted - timedelta(days=days)
                 errors = [r for r in record.invalid(code) if start <= r.day <= admitted]
                 statistic = "count" if not inside or ctx.rng.random() < 0.5 else "max"
-                traps = (["window_edge"] if edge else []) + (["entered_in_error"] if errors else [])
+                who, find, traps = identify(ctx, record)
+                traps += (["window_edge"] if edge else []) + (["entered_in_error"] if errors else [])
                 if statistic == "count":
                     answer: float = len(inside)
                     ask = (f"How many valid {name} results (LOINC {code}) does the record hold from {days} days "
-                           f"before the start date of the {wording} inpatient admission of {record.describe()} "
+                           f"before the start date of the {wording} inpatient admission of {who} "
                            "through that start date (both days included; a result counts by its date)?")
                     contract = "Answer with the count as a whole number."
                     final = fmt(answer)
@@ -96,7 +98,7 @@ def build(ctx: Context) -> list[Task]:
                     answer = max(values)
                     if any(not same_unit(r.unit, unit) for r in inside):
                         traps.append("unit_conversion")
-                    ask = (f"What was the highest valid {name} result (LOINC {code}) of {record.describe()} from "
+                    ask = (f"What was the highest valid {name} result (LOINC {code}) of {who} from "
                            f"{days} days before the start date of the {wording} inpatient admission through "
                            "that start date (both days included; a result counts by its date)?")
                     decimals = 2 if unit == "mg/dL" and name == "creatinine" else 1
@@ -116,7 +118,7 @@ def build(ctx: Context) -> list[Task]:
                                       analyte=analyte))
                 task = ctx.task(
                     key=f"{record.id}:{which}:{code}", record=record,
-                    prompt=f"{ask} {RESULT_RULE} {contract}", answer=answer, solution=[*steps, submit(final)],
+                    prompt=f"{ask} {RESULT_RULE} {contract}", answer=answer, solution=[*find, *steps, submit(final)],
                     verifier=spec, difficulty="hard",
                     metadata={"loinc": code, "which": which, "window_days": days, "statistic": statistic,
                               "admitted": admitted.isoformat(), "traps": sorted(set(traps))})

@@ -129,6 +129,11 @@ class PatientRecord:
         """How prompts name the patient: name and FHIR id."""
         return f"{self.name} (Patient id {self.id})"
 
+    def describe_by_name(self) -> str:
+        """The patient as a clinician names them, without the FHIR id: name and birth date (the hard tier's
+        multi-hop variant; another patient may share the name)."""
+        return f"{self.name}, born {self.patient.get('birthDate')}"
+
     def series(self, code: str) -> list[Reading]:
         """Numeric readings of one LOINC code (values and components), oldest first, up to now."""
         return self.readings.get(code, [])
@@ -351,9 +356,10 @@ def balance(candidates: list[tuple[Any, Any]], rng: random.Random) -> list[Any]:
 #          resource id read from an earlier result)
 #        + 2 for each trap the answer depends on (metadata["traps"]: a result entered in error that a naive
 #          reading would take, a unit to convert, a value on a window's or a rule's edge, a derived age that
-#          differs from a stored one, a page the answer needs past the first)
+#          differs from a stored one, a page the answer needs past the first, a patient named by name and birth
+#          date whose name another patient shares)
 # easy: work <= 2; medium: 3 to 5; hard: 6 or more.
-TRAPS = ("entered_in_error", "unit_conversion", "window_edge", "rule_edge", "derived_value", "paging")
+TRAPS = ("entered_in_error", "unit_conversion", "window_edge", "rule_edge", "derived_value", "paging", "namesake")
 HARD_WORK, MEDIUM_WORK = 6, 3
 _TYPE_OF_CALL = {"latest_observation": "Observation", "observation_history": "Observation",
                  "medication_list": "MedicationRequest", "problem_list": "Condition", "fhir_read": None,
@@ -374,7 +380,8 @@ def task_work(task: Task) -> int:
     return len(calls) + max(0, len(types) - 1) + sum(_is_hop(step, task.prompt) for step in calls) + 2 * len(traps)
 
 
-_HOP_ARGUMENTS = ("start", "end", "context", "encounter", "resource_id", "_id", "date", "authoredon")
+_HOP_ARGUMENTS = ("start", "end", "context", "encounter", "resource_id", "_id", "date", "authoredon", "patient",
+                  "patient_id")
 
 
 def _is_hop(step: dict[str, Any], prompt: str) -> bool:
@@ -398,6 +405,22 @@ def latest_traps(record: PatientRecord, code: str, unit: str | None = None) -> l
         if not same_unit(latest.unit, unit):
             traps.append("unit_conversion")
     return traps
+
+
+def identify(ctx: Context, record: PatientRecord, share: float = 0.4) -> tuple[str, list[dict[str, Any]], list[str]]:
+    """How a hard task names its patient: by FHIR id, or (a `share` of tasks whose patient has a birth date) by
+    name and birth date only, which costs a Patient search and, when another patient shares the name, a choice
+    between them (the "namesake" trap). Returns (the words for the prompt, the solution's steps to find the
+    patient, traps)."""
+    born = record.patient.get("birthDate")
+    if not born or not record.family_name or ctx.rng.random() >= share:
+        return record.describe(), [], []
+    same = [other for other in ctx.records if other.name == record.name and other.id != record.id]
+    if any(other.patient.get("birthDate") == born for other in same):
+        return record.describe(), [], []  # name and birth date would not tell them apart
+    search = call("fhir_search", resource_type="Patient",
+                  params={"family": record.family_name, "given": record.first_given, "birthdate": born})
+    return record.describe_by_name(), [search], ["namesake"] if same else []
 
 
 def measured_difficulty(task: Task) -> str:
@@ -425,6 +448,7 @@ __all__ = [
     "call",
     "fmt",
     "half_up",
+    "identify",
     "latest_traps",
     "load_records",
     "measured_difficulty",

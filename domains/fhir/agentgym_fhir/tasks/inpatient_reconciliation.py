@@ -19,6 +19,7 @@ from agentgym_fhir.tasks.common import (
     answer_spec,
     balance,
     call,
+    identify,
     parse_instant,
     submit,
 )
@@ -62,7 +63,8 @@ def build(ctx: Context) -> list[Task]:
             answer = sorted([[name, code] for code, name in drugs if code not in active])
             started = parse_instant(stay["period"]["start"])
             assert started is not None
-            traps = ["paging"] if len(given) > PAGE else []
+            who, find, traps = identify(ctx, record)
+            traps += ["paging"] if len(given) > PAGE else []
             if any(code in active for code, _name in drugs):
                 traps.append("derived_value")  # a drug given in the stay is on today's list under another order
             pages = [call("fhir_search", resource_type="MedicationAdministration",
@@ -71,14 +73,14 @@ def build(ctx: Context) -> list[Task]:
                      for offset in range(0, len(given), 100)]
             task = ctx.task(
                 key=f"{record.id}:{which}", record=record,
-                prompt=(f"Medication reconciliation for {record.describe()}: which drugs were given "
+                prompt=(f"Medication reconciliation for {who}: which drugs were given "
                         f"(MedicationAdministration, status completed) during the {wording} inpatient stay "
                         "(Encounter class IMP) and are not on the patient's active medication orders today? Compare "
                         "drugs by RxNorm ingredient code, whatever the route or dose. Answer with a JSON array of the "
                         "drug names or RxNorm codes, each drug once, in any order; answer with an empty array [] if every "
                         "drug given is still active."),
                 answer=answer or None,
-                solution=[call("fhir_search", resource_type="Encounter",
+                solution=[*find, call("fhir_search", resource_type="Encounter",
                                params={"patient": record.id, "class": "IMP", "_sort": "date"}),
                           *pages, call("medication_list", patient_id=record.id, status="active"),
                           submit([name for name, _code in answer])],

@@ -21,6 +21,7 @@ from agentgym_fhir.tasks.common import (
     balance,
     call,
     fmt,
+    identify,
     latest_traps,
     submit,
 )
@@ -100,16 +101,18 @@ def build(ctx: Context) -> list[Task]:
             else:
                 continue
             dose = dose_for(drug, egfr)
+            who, find, who_traps = identify(ctx, record)
+            traps = [*traps, *who_traps]
             if any(low and abs(egfr - low) <= EDGE for low, _ in RULES[drug]):
                 traps = [*traps, "rule_edge"]
             prompt = (f"Kidney dosing rule for {drug} (total daily dose by eGFR in mL/min/1.73m2): "
                       f"{rule_text(drug)}. Use {how}; a value exactly on a bound belongs to the band that starts "
                       f"there. {RESULT_RULE} What total daily dose of {drug} does the rule give for "
-                      f"{record.describe()}? Answer with the dose in mg as a number (0 when the rule says not to "
+                      f"{who}? Answer with the dose in mg as a number (0 when the rule says not to "
                       "give it); a unit after it is optional.")
             task = ctx.task(
                 key=f"{record.id}:{drug}", record=record, prompt=prompt, answer=dose,
-                solution=[*steps, submit(f"{fmt(dose)} mg")],
+                solution=[*find, *steps, submit(f"{fmt(dose)} mg")],
                 verifier=answer_spec("number", tolerance=0, unit="mg"), difficulty="hard",
                 metadata={"drug": drug, "egfr": round(egfr, 1), "source": source, "traps": sorted(set(traps))})
             candidates.setdefault((drug, task.split), []).append((dose, task))

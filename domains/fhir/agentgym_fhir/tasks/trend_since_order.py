@@ -18,6 +18,7 @@ from agentgym_fhir.tasks.common import (
     answer_spec,
     call,
     fmt,
+    identify,
     half_up,
     parse_instant,
     rounding_tolerance,
@@ -83,7 +84,7 @@ def build(ctx: Context) -> list[Task]:
                 shown = half_up(answer, decimals)
                 if statistic == "change" and shown == 0:
                     continue
-                traps = []
+                who, find, traps = identify(ctx, record)
                 if any(not same_unit(r.unit, unit) for r in inside):
                     traps.append("unit_conversion")
                 if inside[0].day.isoformat() == since:
@@ -93,7 +94,7 @@ def build(ctx: Context) -> list[Task]:
                 listed = ", ".join(DRUGS[key].name for key in keys)
                 shown_unit = "mmHg" if unit == "mm[Hg]" else unit
                 places = f"{decimals} decimal{'s' if decimals != 1 else ''}" if decimals else "a whole number"
-                prompt = (f"The most recent order of a {label} drug for {record.describe()} is the latest authored "
+                prompt = (f"The most recent order of a {label} drug for {who} is the latest authored "
                           f"MedicationRequest, whatever its status, for any of: {listed}. From that order's date on "
                           f"(results on that date count) through today, what is {STATISTICS[statistic]} of the "
                           f"patient's {name} (LOINC {code})? {RESULT_RULE} Answer in {shown_unit}, converting any "
@@ -106,7 +107,7 @@ def build(ctx: Context) -> list[Task]:
                                       analyte=analyte))
                 tasks.append(ctx.task(
                     key=f"{record.id}:{label}:{code}", record=record, prompt=prompt, answer=answer,
-                    solution=[*steps, submit(f"{fmt(shown)} {unit}")],
+                    solution=[*find, *steps, submit(f"{fmt(shown)} {unit}")],
                     # graded against the exact value: either rounding of a tie, either usual conversion factor
                     verifier=answer_spec("number", tolerance=rounding_tolerance(decimals) + slack, unit=unit,
                                          require_unit=True, analyte=analyte),
