@@ -24,7 +24,7 @@ from agentgym_cli.tasks import DEFAULT_FIXTURES, FAMILIES, split_of
 from agentgym_cli.tasks.base import TaskSpec, rate
 from agentgym_cli.tasks.git_history import bisect
 
-HARD_FAMILIES = ("pipeline", "awkward_files", "debugging", "git_history")
+HARD_FAMILIES = ("pipeline", "awkward_files", "debugging", "git_history", "service_config")
 
 
 def _test_workspaces(count: int) -> list[Fixture]:
@@ -211,3 +211,21 @@ def test_hard_answers_vary_between_workspaces() -> None:
     for key, values in answers.items():
         top = Counter(values).most_common(1)[0][1]
         assert top * 2 <= len(values), (key, Counter(values).most_common(2))
+
+
+def test_the_turn_budget_leaves_room_on_the_hard_tier() -> None:
+    """max_turns (40) is ten times the oracle's longest hard solution (its tool calls and the submit): a careful
+    agent explores, writes a program, runs it, checks the edge cases and fixes it (10-20 turns)."""
+    from agentgym_cli.env import MAX_TURNS
+
+    longest = max(len(spec.steps) + 1 for fixture in _test_workspaces(8) for family in HARD_FAMILIES
+                  for spec in _specs(fixture, family))
+    assert longest <= 3 and MAX_TURNS >= 10 * longest
+
+
+def test_the_service_policy_refutes_its_shortcuts() -> None:
+    for fixture in _test_workspaces(12):
+        (spec,) = _specs(fixture, "service_config")
+        assert spec.check_modes and _difficulty(spec) == "hard"
+        assert any("extension" in trap for trap in spec.traps or [])
+        assert any("symbolic links" in trap for trap in spec.traps or [])

@@ -28,10 +28,25 @@ def _failures(env: Any, tasks: list[Any]) -> list[tuple[str, float, dict[str, fl
 def all_tasks(backend: str) -> list[Any]:
     from agentgym_cli.tasks import generate
 
-    return generate(0, backend=backend)  # 40 workspaces, cached after the first run
+    return generate(0, backend=backend)  # 100 workspaces, cached after the first run
 
 
 @pytest.mark.slow
 def test_the_oracle_solves_every_generated_task(make_cli_env: Any, all_tasks: list[Any]) -> None:
-    assert len(all_tasks) >= 800
+    assert len(all_tasks) >= 3000
     assert not _failures(make_cli_env(tasks=all_tasks), all_tasks)
+
+
+@pytest.fixture(scope="module")
+def test_split(backend: str) -> list[Any]:
+    from agentgym_cli.tasks import generate
+
+    return generate(0, backend=backend, split="test")  # the 25 test workspaces, cached after the first run
+
+
+@pytest.mark.slow
+def test_the_oracle_solves_every_task_of_the_test_split(make_cli_env: Any, test_split: list[Any]) -> None:
+    """Issue 30: the hard tier stays code-verified. Every test task (the 300 hard ones among them) is replayed."""
+    assert len({task.prompt for task in test_split}) >= 400
+    assert sum(task.difficulty == "hard" for task in test_split) >= 100
+    assert not _failures(make_cli_env(tasks=test_split), test_split)
