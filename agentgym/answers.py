@@ -173,12 +173,17 @@ def _decoded_array(text: str) -> list[Any] | None:
     return None
 
 
+# A one-line bracketed list that is not JSON ("[a, b]", "['a', 'b']"): brackets only at its two ends.
+_BRACKETED = re.compile(r"\[[^\[\]\n]*\]")
+
+
 def split_items(value: Any, *, separators: Iterable[str] = _LIST_SEPARATORS, json_arrays: bool = True,
                 bullets: bool = True) -> list[str]:
     """The raw items of a list answer, as written (no case folding): the one rule for what makes a list.
 
     - a list, tuple or set: its items (`str()` of what is not text), None items dropped;
-    - text holding a JSON array, or a JSON string that holds one (`json_arrays`): its items;
+    - text holding a JSON array, or a JSON string that holds one (`json_arrays`): its items; a one-line
+      bracketed list that is not JSON ("[a, b]", "['a', 'b']") is read without its brackets;
     - text on several lines: its non-blank lines;
     - a single line: split on the first of `separators` it holds (";" before ","), and a joining "and "
       before the last item ("a, b, and c") dropped. Pass `separators=()` where a line is one item (a command's
@@ -195,6 +200,8 @@ def split_items(value: Any, *, separators: Iterable[str] = _LIST_SEPARATORS, jso
     elif isinstance(value, str):
         text = fold_unicode(value)
         decoded = _decoded_array(text) if json_arrays else None
+        if decoded is None and json_arrays and _BRACKETED.fullmatch(text.strip()):
+            text = text.strip()[1:-1]  # "[a, b]": a list whose items lost their JSON quotes
         if decoded is not None:
             raw = [item for item in decoded if item is not None]
         elif "\n" in text.strip() or "\r" in text.strip():

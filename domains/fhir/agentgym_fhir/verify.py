@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from datetime import date
@@ -163,6 +164,25 @@ def _same_item(got: str, alternatives: list[str]) -> bool:
     return any(g == normalize_text(a) or (code and code == normalize_code(a)) for a in alternatives)
 
 
+def _names(item: str, alternatives: list[str]) -> bool:
+    text = normalize_text(item)
+    return any(re.search(rf"(?<![\w/]){re.escape(normalize_text(a))}(?![\w/])", text) for a in alternatives if a)
+
+
+def _named_item(item: str, gold_items: list[list[Any]], unmatched: list[int]) -> int | None:
+    """The position of the one unmatched gold item that `item` names as a whole word with more words around it
+    (a dose, the item's own code in brackets), when it names no other gold item and no other drug of the
+    vocabulary; None otherwise (so "amlodipine or lisinopril" and "amlodipine/lisinopril" name nothing)."""
+    from agentgym_fhir.vocab import DRUGS
+
+    named = [position for position, gold_item in enumerate(gold_items) if _names(item, [str(a) for a in gold_item])]
+    if len(named) != 1 or named[0] not in unmatched:
+        return None
+    own = {normalize_text(a) for a in gold_items[named[0]]}
+    others = {drug.name for drug in DRUGS.values()} - own
+    return None if _names(item, sorted(others)) else named[0]
+
+
 def numbers_close(number: float, gold: float, *, tolerance: float, relative: bool) -> bool:
     """Whether `number` is `gold` within the task's tolerance. A relative tolerance scales with the gold; an
     absolute one is never wider than half the gold, so 0 is never right for a small non-zero gold."""
@@ -189,15 +209,18 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         number, stated = read_quantity(submission)
         if number is None:
             return Score(0.0, message="no single number in the submission")
+        slack = 0.0
         if unit and stated:
             converted = _in_unit(number, stated, unit, analyte)
             if converted is None:
                 return Score(0.0, {"unit": 0.0}, message=f"the unit {stated!r} is not {unit}")
+            if not units.same_unit(stated, unit) and not relative:
+                slack = _rounding_slack(submission, number, stated, unit, analyte, tolerance)
             number = converted
         elif unit and require_unit and not units.is_dimensionless(unit):
             return Score(0.0, {"unit": 0.0}, message=f"the answer needs its unit ({unit})")
         gold_number = float(gold)
-        ok = numbers_close(number, gold_number, tolerance=tolerance, relative=relative)
+        ok = numbers_close(number, gold_number, tolerance=tolerance + slack, relative=relative)
         return Score(float(ok), {"unit": 1.0} if unit else {}, message="" if ok else f"expected {gold_number:g}")
     if kind == "date":
         got, want = parse_date(submission), parse_date(gold)
@@ -212,12 +235,20 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         got_items = [] if is_none_answer(submission) else _items(submission)
         unmatched = list(range(len(gold_items)))
         correct = 0
+        leftover = []
         for item in got_items:
             for position in unmatched:
                 if _same_item(item, [str(a) for a in gold_items[position]]):
                     unmatched.remove(position)
                     correct += 1
                     break
+            else:
+                leftover.append(item)
+        for item in leftover:  # "amlodipine 5 mg", "amlodipine (17767)": the drug and what it is not
+            position = _named_item(item, gold_items, unmatched)
+            if position is not None:
+                unmatched.remove(position)
+                correct += 1
         precision = correct / len(got_items) if got_items else 0.0
         recall = correct / len(gold_items) if gold_items else 0.0
         ok = correct == len(gold_items) == len(got_items)
@@ -241,6 +272,31 @@ def _in_unit(number: float, stated: str, unit: str, analyte: str | None) -> floa
         return units.convert(number, stated, unit, analyte)
     except units.UnitError:
         return None
+
+
+def _written_decimals(submission: Any) -> int:
+    """How many decimals the submission's number is written with ("0.21 mmol/L": 2)."""
+    text = str(submission.get("value")) if isinstance(submission, dict) else str(submission)
+    found = _LEADING_NUMBER.match(_unlabelled(answers.fold_unicode(text).strip()))
+    number = found.group(1) if found else ""
+    return len(number.split(".", 1)[1].split("e")[0].split("E")[0]) if "." in number else 0
+
+
+def _rounding_slack(submission: Any, number: float, stated: str, unit: str, analyte: str | None,
+                    tolerance: float) -> float:
+    """An answer given in another unit than the gold's is rounded in its own unit: half its last place, in the
+    gold's unit, is added to the tolerance, when it is written with at least the decimals the tolerance asks
+    for (0.011 asks for two: "0.21 mmol/L" for +8 mg/dL of cholesterol, whose exact value is 0.2069). A
+    coarser answer ("0.2 mmol/L") gets no slack."""
+    if tolerance <= 0:
+        return 0.0
+    asked = max(0, round(-math.log10(2 * tolerance)))
+    written = _written_decimals(submission)
+    if written < asked:
+        return 0.0
+    half = 0.5 * 10 ** -written
+    low, high = _in_unit(number - half, stated, unit, analyte), _in_unit(number + half, stated, unit, analyte)
+    return abs(high - low) / 2 if low is not None and high is not None else 0.0
 
 
 @verifier("fhir_answer")
