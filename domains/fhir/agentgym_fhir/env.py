@@ -210,7 +210,7 @@ def cached_tasks(store: Any, seed: int, options: dict[str, Any] | None = None) -
         return load_tasks(target)
     from agentgym.cache import building
 
-    with building(f"the FHIR-v0 task set of {path.name}", target, estimate="about 20-60 s"):
+    with building(f"the FHIR-v0 task set of {path.name}", target, estimate="about 60-120 s"):
         tasks = generate(seed=seed, store=store, **options)
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(f".partial-{os.getpid()}")
