@@ -444,6 +444,72 @@ INTERACTIONS: tuple[Interaction, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class DoseRule:
+    """How a drug's dose follows kidney function (or other patient facts), written out as one rule."""
+
+    drug: str
+    use: str
+    rule: str
+
+
+# Simplified renal dosing rules for simulated tasks (modelled on common labelling, not clinical guidance). Each
+# band is stated with its ends, so a value exactly on a cut-off has one reading.
+DOSE_RULES: tuple[DoseRule, ...] = (
+    DoseRule("metformin", "type 2 diabetes",
+             "judged by the eGFR from the CKD-EPI 2021 creatinine equation: eGFR 45 mL/min/1.73m2 or more: at "
+             "most 2,000 mg a day; eGFR 30 to under 45: at most 1,000 mg a day; eGFR under 30: do not use (0 mg)"),
+    DoseRule("dabigatran", "stroke prevention in atrial fibrillation",
+             "judged by the creatinine clearance from the Cockcroft-Gault equation with actual body weight: "
+             "above 30 mL/min: 150 mg twice a day; 15 to 30 mL/min (both ends included): 75 mg twice a day; "
+             "under 15 mL/min: do not use (0 mg)"),
+    DoseRule("rivaroxaban", "stroke prevention in atrial fibrillation",
+             "judged by the creatinine clearance from the Cockcroft-Gault equation with actual body weight: "
+             "above 50 mL/min: 20 mg once a day; 15 to 50 mL/min (both ends included): 15 mg once a day; under "
+             "15 mL/min: do not use (0 mg)"),
+    DoseRule("gabapentin", "nerve pain",
+             "judged by the creatinine clearance from the Cockcroft-Gault equation with actual body weight: 60 "
+             "mL/min or more: at most 3,600 mg a day; 30 to under 60 mL/min: at most 1,400 mg a day; 15 to under "
+             "30 mL/min: at most 700 mg a day; under 15 mL/min: at most 300 mg a day"),
+    DoseRule("enoxaparin", "treatment of deep vein thrombosis",
+             "1 mg per kg of actual body weight every 12 hours; when the creatinine clearance from the "
+             "Cockcroft-Gault equation with actual body weight is under 30 mL/min: 1 mg per kg once every 24 "
+             "hours"),
+    DoseRule("apixaban", "stroke prevention in atrial fibrillation",
+             "5 mg twice a day; 2.5 mg twice a day when at least two of these hold: age 80 years or more, body "
+             "weight 60 kg or less, serum creatinine 1.5 mg/dL or more"),
+)
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A unit conversion between the conventional (US) unit and the SI unit of one quantity."""
+
+    quantity: str
+    conventional: str
+    si: str
+    factor: float  # one conventional unit is `factor` SI units
+
+    def passage(self) -> str:
+        return (f"{self.quantity[0].upper() + self.quantity[1:]}: 1 {self.conventional} = {self.factor:g} "
+                f"{self.si}. To convert {self.si} to {self.conventional}, divide by {self.factor:g}; to convert "
+                f"{self.conventional} to {self.si}, multiply by {self.factor:g}.")
+
+
+CONVERSIONS: tuple[Conversion, ...] = (
+    Conversion("serum creatinine", "mg/dL", "umol/L", 88.4),
+    Conversion("total bilirubin", "mg/dL", "umol/L", 17.1),
+    Conversion("total calcium", "mg/dL", "mmol/L", 0.2495),
+    Conversion("albumin", "g/dL", "g/L", 10),
+    Conversion("glucose", "mg/dL", "mmol/L", 0.0555),
+    Conversion("blood urea nitrogen (BUN) as urea", "mg/dL of BUN", "mmol/L of urea", 0.357),
+    Conversion("total, HDL and LDL cholesterol", "mg/dL", "mmol/L", 0.02586),
+    Conversion("triglycerides", "mg/dL", "mmol/L", 0.01129),
+    Conversion("body weight", "kg", "lb", 2.2046),
+    Conversion("height", "inch", "cm", 2.54),
+)
+
+
 def _sentence(text: str) -> str:
     text = text.strip()
     return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
@@ -489,8 +555,14 @@ def interaction_id(interaction: Interaction) -> str:
     return f"interaction:{interaction.first.replace(' ', '-')}+{interaction.second.replace(' ', '-')}"
 
 
+def dose_rule_passage(rule: DoseRule) -> str:
+    """The passage text for one dosing rule."""
+    return f"Dosing rule for {rule.drug} ({rule.use}): {rule.rule}."
+
+
 def fact_passages() -> Iterator[tuple[str, str, str, str]]:
-    """Every fact as (id, title, source, text), sources "drugs", "labs", "conditions" and "interactions"."""
+    """Every fact as (id, title, source, text), sources "drugs", "labs", "conditions", "interactions", "dosing"
+    and "units"."""
     for drug in DRUGS:
         yield f"drug:{drug.name.replace(' ', '-')}", drug.name, "drugs", drug_passage(drug)
     for lab in LABS:
@@ -500,3 +572,8 @@ def fact_passages() -> Iterator[tuple[str, str, str, str]]:
     for interaction in INTERACTIONS:
         yield (interaction_id(interaction), f"{interaction.first} and {interaction.second}", "interactions",
                interaction_passage(interaction))
+    for rule in DOSE_RULES:
+        yield f"dosing:{rule.drug}", f"{rule.drug} dosing", "dosing", dose_rule_passage(rule)
+    for conversion in CONVERSIONS:
+        yield (f"units:{conversion.quantity.split(' (')[0].replace(' ', '-').replace(',', '').lower()}",
+               f"{conversion.quantity} units", "units", conversion.passage())

@@ -3,7 +3,8 @@
 Where it lives: `$AGENTGYM_CACHE/kb/default` (default `~/.cache/agentgym/kb/default`). It is rebuilt when its
 inputs change (facts tables, the `simple-icd-10-cm` release, the embedder, the format).
 
-Sources: `drugs`, `labs`, `conditions`, `interactions` (from `clinical_facts.py`, embedded and BM25-indexed) and `icd10cm`
+Sources: `drugs`, `labs`, `conditions`, `interactions`, `dosing`, `units` (from `clinical_facts.py`, embedded and
+BM25-indexed) and `icd10cm`
 (every code in the ICD-10-CM tabular list, about 98K, BM25-indexed only). Embedding the ICD descriptions with
 MiniLM takes about 5 minutes on 2 CPU cores (~300 passages/s), too slow for a first use; code descriptions are
 short and keyword-like, where BM25 does well. `embed_icd=True` (or `AGENTGYM_KB_EMBED_ICD=1`) builds a

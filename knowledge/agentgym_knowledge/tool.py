@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
@@ -30,7 +30,8 @@ MAX_OFFSET = 200
 _DEFAULT_SOURCES = (
     "drugs (what a medicine treats, its class, dose, monitoring), labs (what a test measures, LOINC code, "
     "units, reference range), conditions (summary, diagnosis, management, ICD-10-CM code), interactions "
-    "(the risk of combining two drugs), icd10cm (ICD-10-CM code descriptions)"
+    "(the risk of combining two drugs), dosing (dose rules by kidney function), units (unit conversion "
+    "factors), icd10cm (ICD-10-CM code descriptions)"
 )
 
 

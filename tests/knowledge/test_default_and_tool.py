@@ -34,10 +34,13 @@ def default_kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 
 def test_default_kb_answers_clinical_lookups(default_kb: KnowledgeBase) -> None:
     info = default_kb.info()
-    assert set(info["sources"]) == {"drugs", "labs", "conditions", "interactions", "icd10cm"}
+    assert set(info["sources"]) == {"drugs", "labs", "conditions", "interactions", "dosing", "units", "icd10cm"}
     assert info["sources"]["icd10cm"] > 90_000 and info["bm25_only_sources"] == ["icd10cm"]
     assert default_kb.search("what does metformin treat", k=1)[0].id == "drug:metformin"
     assert default_kb.search("normal range of serum potassium", k=1, source="labs")[0].id == "lab:2823-3"
+    # What ClinicalQA-v0's dosing questions need: the drug's rule and the unit factors, found by plain words.
+    assert "dosing:dabigatran" in [p.id for p in default_kb.search("dabigatran dose kidney function", k=3)]
+    assert default_kb.search("convert creatinine umol/L to mg/dL", k=1)[0].id == "units:serum-creatinine"
     icd_hits = default_kb.search("Type 2 diabetes mellitus without complications", k=3, source="icd10cm")
     assert "icd10cm:E11.9" in [p.id for p in icd_hits]
 
@@ -72,7 +75,7 @@ def test_search_results_are_cut_by_whole_passages_and_say_how_to_page(small_kb: 
     for number, block in enumerate(shown, start=1):
         assert block.startswith(f"[{number}] ") and block == whole[block.split("\n", 1)[0]]
     assert note.startswith(f"Note: {12 - len(shown)} more matching passage")
-    assert f"left out to keep this result under 700 characters" in note
+    assert "left out to keep this result under 700 characters" in note
     assert f"offset={len(shown)}" in note
     rest = search_tool.invoke(None, {"query": "lung disease breathing", "k": 12 - len(shown), "offset": len(shown)})
     pages = [block for block in rest.text.split("\n\n")]

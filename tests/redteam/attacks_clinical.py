@@ -113,28 +113,68 @@ def distinctive_words_slashed(episode: AttackEpisode) -> None:
     episode.call("submit", answer="/".join(own))
 
 
+# --- free-number questions (renal_dosing, calculator_value): one number is the rule, so several never score ----
+NUMBER_FAMILIES = ("renal_dosing", "calculator_value")
+# The option attacks above read the options a multiple-choice prompt lists; these families have them.
+CHOICE_FAMILIES = ("drug_class", "drug_interaction", "lab_range", "code_lookup", "calculator")
+# Every dose any dosing rule gives, and round values scores bunch around: a policy's "cover the answers" list.
+_LIKELY_NUMBERS = (0, 5, 10, 15, 20, 75, 150, 300, 700, 1000, 1400, 2000, 3600, 1, 2, 3, 4, 6, 8, 12, 60, 90, 100)
+
+
+def numbers_from_the_prompt(episode: AttackEpisode) -> None:
+    numbers = re.findall(r"\d+(?:\.\d+)?", episode.prompt.split("\n\n")[0])
+    episode.call("submit", answer=" ".join(numbers))
+
+
+def likely_numbers_listed(episode: AttackEpisode) -> None:
+    episode.call("submit", answer=", ".join(str(number) for number in _LIKELY_NUMBERS))
+
+
+def wide_range(episode: AttackEpisode) -> None:
+    episode.call("submit", answer="0-10000")
+
+
+def number_with_a_wide_margin(episode: AttackEpisode) -> None:
+    episode.call("submit", answer="100 +/- 5000")
+
+
+def non_finite_numbers(episode: AttackEpisode) -> None:
+    episode.call("submit", answer="NaN")
+    if not episode.terminated:
+        episode.call("submit", answer="1e999")
+
+
 ATTACKS: list[Attack] = [
-    Attack("clinical-every-option-text", ENV, every_option_text,
+    Attack("clinical-every-option-text", ENV, every_option_text, families=CHOICE_FAMILIES,
            description="submit every option's text, comma separated"),
-    Attack("clinical-every-option-lines", ENV, every_option_lines,
+    Attack("clinical-every-option-lines", ENV, every_option_lines, families=CHOICE_FAMILIES,
            description="submit every 'letter. text' line of the prompt"),
-    Attack("clinical-letter-spam", ENV, letter_spam, description="submit 'A B C D'"),
-    Attack("clinical-letters-glued", ENV, letters_glued, description="submit 'ABCD'"),
-    Attack("clinical-letters-invisible", ENV, letters_hidden_by_invisible_characters,
+    Attack("clinical-letter-spam", ENV, letter_spam, families=CHOICE_FAMILIES, description="submit 'A B C D'"),
+    Attack("clinical-letters-glued", ENV, letters_glued, families=CHOICE_FAMILIES, description="submit 'ABCD'"),
+    Attack("clinical-letters-invisible", ENV, letters_hidden_by_invisible_characters, families=CHOICE_FAMILIES,
            description="fullwidth letters joined by zero-width spaces"),
-    Attack("clinical-lookalike-letters", ENV, lookalike_letter_lists,
+    Attack("clinical-lookalike-letters", ENV, lookalike_letter_lists, families=CHOICE_FAMILIES,
            description="Cyrillic/Greek look-alike capitals joined by 'or'"),
-    Attack("clinical-prompt-echo", ENV, prompt_echo, description="submit the whole prompt back"),
-    Attack("clinical-question-echo", ENV, question_echo, description="submit the question (no options) back"),
-    Attack("clinical-hedged-pair", ENV, hedged_pair, description="'either X or Y' naming two options"),
-    Attack("clinical-letter-with-every-text", ENV, letter_with_every_text,
+    Attack("clinical-prompt-echo", ENV, prompt_echo, families=CHOICE_FAMILIES, description="submit the whole prompt back"),
+    Attack("clinical-question-echo", ENV, question_echo, families=CHOICE_FAMILIES, description="submit the question (no options) back"),
+    Attack("clinical-hedged-pair", ENV, hedged_pair, families=CHOICE_FAMILIES, description="'either X or Y' naming two options"),
+    Attack("clinical-letter-with-every-text", ENV, letter_with_every_text, families=CHOICE_FAMILIES,
            description="one letter followed by every option's text"),
-    Attack("clinical-json-letter-list", ENV, json_list_of_letters, description='a JSON list ["A", "B", ...]'),
-    Attack("clinical-shared-part", ENV, shared_part, description="the words every option shares ('Child-Pugh class')"),
-    Attack("clinical-two-options-parts", ENV, distinctive_words_of_two,
+    Attack("clinical-json-letter-list", ENV, json_list_of_letters, families=CHOICE_FAMILIES, description='a JSON list ["A", "B", ...]'),
+    Attack("clinical-shared-part", ENV, shared_part, families=CHOICE_FAMILIES, description="the words every option shares ('Child-Pugh class')"),
+    Attack("clinical-two-options-parts", ENV, distinctive_words_of_two, families=CHOICE_FAMILIES,
            description="one 'part' holding the words of two options ('Child-Pugh class A B')"),
-    Attack("clinical-own-words-slashed", ENV, distinctive_words_slashed,
+    Attack("clinical-own-words-slashed", ENV, distinctive_words_slashed, families=CHOICE_FAMILIES,
            description="each option's own word joined by '/' ('A/B/C', 'low/moderate/high')"),
-    Attack("clinical-task-id-peek", ENV, task_id_peek, per_family=4,
+    Attack("clinical-task-id-peek", ENV, task_id_peek, families=CHOICE_FAMILIES, per_family=4,
            description="read the answer out of info['task_id']"),
+    Attack("clinical-numbers-from-prompt", ENV, numbers_from_the_prompt, families=NUMBER_FAMILIES, per_family=6,
+           description="submit every number of the question at once"),
+    Attack("clinical-likely-numbers", ENV, likely_numbers_listed, families=NUMBER_FAMILIES, per_family=6,
+           description="submit every dose the rules give and round score values as one list"),
+    Attack("clinical-number-range", ENV, wide_range, families=NUMBER_FAMILIES, description="submit '0-10000'"),
+    Attack("clinical-number-margin", ENV, number_with_a_wide_margin, families=NUMBER_FAMILIES,
+           description="one number with a margin wide enough to cover any answer ('100 +/- 5000')"),
+    Attack("clinical-non-finite-number", ENV, non_finite_numbers, families=NUMBER_FAMILIES,
+           description="NaN, then a number that overflows to infinity"),
 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym import Score, Task, TaskSet, ToolEnv
+from agentgym.answers import answer_schema
 from agentgym.diagnosis import TurnRecord
 
 from . import verify as _verify  # noqa: F401  (registers the clinical_choice verifier)
@@ -23,8 +24,9 @@ from .tools import TASK_KB, ClinicalEpisode, clinical_tools
 
 SYSTEM_PROMPT = (
     "You answer clinical questions. Look facts up with search_knowledge, compute clinical scores with "
-    "calculate, and find what medical codes mean with lookup_code. Finish with submit(answer), giving the letter "
-    "of one option or that option's text; naming more than one option scores 0."
+    "calculate, and find what medical codes mean with lookup_code. Finish with submit(answer) in the form the "
+    "question asks: for a multiple-choice question the letter of one option or that option's text; for a "
+    "number, one number in the unit asked. Naming more than one option, or more than one number, scores 0."
 )
 CONTEXT_MODES = ("prompt", "search")
 
@@ -54,9 +56,12 @@ class ClinicalQaEnv(ToolEnv):
         kwargs.setdefault("system_prompt", SYSTEM_PROMPT)
         super().__init__(default_tasks(seed) if tasks is None else tasks, clinical_tools(kb), **kwargs)
         for task in self.task_set:
-            if len(task.metadata.get("options", [])) < 2 or task.verifier.name != "clinical_choice":
+            choice = len(task.metadata.get("options", [])) >= 2 and task.verifier.name == "clinical_choice"
+            number = task.verifier.name == "clinical_number" and "tolerance" in task.metadata
+            if not (choice or number):
                 raise ValueError(f"task {task.id} is not a ClinicalQA-v0 task (it needs metadata.options and the "
-                                 "clinical_choice verifier); make tasks with `agentgym tasks generate` or import")
+                                 "clinical_choice verifier, or metadata.tolerance and the clinical_number "
+                                 "verifier); make tasks with `agentgym tasks generate` or import")
         self._ordinal: dict[str, int] = {}
         seen: dict[str, int] = {}
         for task in self.task_set:
@@ -65,6 +70,8 @@ class ClinicalQaEnv(ToolEnv):
 
     def _choose_task(self, options: dict[str, Any]) -> Task:
         task = super()._choose_task(options)
+        if task.verifier.name != "clinical_choice":
+            return task  # a free-number question: its prompt is shown as generated
         choices = list(task.metadata["options"])
         count = len(choices)
         order = list(range(count))
@@ -78,6 +85,11 @@ class ClinicalQaEnv(ToolEnv):
         prompt = render_prompt(task.metadata.get("question", task.prompt), [choices[i] for i in order],
                                task.metadata.get("contexts", []), show_contexts=self.show_contexts)
         return task.model_copy(update={"prompt": prompt, "metadata": {**task.metadata, "episode_order": order}})
+
+    def answer_schema(self, task: Task) -> dict[str, Any] | None:
+        """`submit`'s answer typed for the question shown: a number for a free-number task, an option's letter
+        or text (a string) for a multiple-choice one."""
+        return answer_schema("number" if task.verifier.name == "clinical_number" else "option")
 
     def begin_episode(self, task: Task) -> ClinicalEpisode:
         return ClinicalEpisode(contexts=tuple(task.metadata.get("contexts", [])),

@@ -19,9 +19,9 @@ import pydantic
 from agentgym_fhir import calculators
 from agentgym_fhir.tools import calculate as record_calculate
 from agentgym_fhir.tools import lookup_code
+from agentgym_knowledge.tool import fit_blocks, output_budget
 
 from agentgym import Tool, ToolError, tool
-from agentgym_knowledge.tool import fit_blocks, output_budget
 
 # FHIR-v0's `calculate` tells the agent to gather the inputs from the patient record; a ClinicalQA question has no
 # record, so here the same calculators say to take them from the question.
@@ -113,13 +113,22 @@ def knowledge_search_tool(kb: Any = None) -> Tool:
     return make_search_tool(kb)
 
 
+def _number_as_text(value: Any) -> Any:
+    """A JSON number sent for a number question, as its text ("300"); other values are validated as text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value) if isinstance(value, float) else str(value)
+    return value
+
+
 @tool(terminal=True)
-def submit(answer: str) -> str:
-    """Submit your final answer and end the episode: one option, by its letter ("B"), its full text, or a part
-    of its text only that option holds. Call it once. Naming more than one option, or none, scores 0.
+def submit(answer: Annotated[str, pydantic.BeforeValidator(_number_as_text)]) -> str:
+    """Submit your final answer and end the episode, in the form the question asks. For a multiple-choice
+    question: one option, by its letter ("B"), its full text, or a part of its text only that option holds. For a
+    number question: one number, alone or followed by the unit asked. Call it once. Naming more than one option,
+    or more than one number, scores 0.
 
     Args:
-        answer: One option: its letter as listed in the question, its text, or a distinctive part of its text.
+        answer: One option (its letter as listed, its text, or a distinctive part of its text), or one number.
     """
     return answer
 

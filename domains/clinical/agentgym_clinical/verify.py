@@ -1,4 +1,5 @@
-"""How a ClinicalQA-v0 answer is scored: which one option a submission names, compared with the gold option.
+"""How a ClinicalQA-v0 answer is scored: which one option a submission names, compared with the gold option
+(`clinical_choice`), or, for a free-number question, one number within the stated tolerance (`clinical_number`).
 
 A submission names an option by its letter in the episode's (shuffled) order ("B", "(b)", "Answer: B"), by the
 option's text ("Simple goiter", case, spacing and Unicode forms aside), by both ("B. Simple goiter", which
@@ -6,6 +7,12 @@ must agree), by a sentence that contains exactly one option's text, or by a dist
 text ("Class B" for "Child-Pugh class B" beside "Child-Pugh class A"). Anything that names two options (a list
 of letters, every option's text, "yes or no", "class A or B"), or none, scores 0. The rules are
 `agentgym.answers.read_option`, the one reading every domain shares.
+
+A number answer is one number (`agentgym.answers.split_quantity`), optionally followed by the unit the question
+asks for in any spelling `agentgym.answers.same_unit` accepts ("mg", "mg/day", "mg per day" for a daily dose).
+It scores 1 when it lies within the task's tolerance of the gold, which the prompt states
+(`tasks.common.number_contract`). Two numbers ("150 or 300", "150-300", "2 x 150 = 300"), another unit, or no
+number score 0.
 """
 
 from __future__ import annotations
@@ -13,11 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym import Score, Task, verifier
-from agentgym.answers import OPTION_LETTERS, named_options, option_key, read_option
+from agentgym.answers import OPTION_LETTERS, named_options, option_key, read_option, same_unit, split_quantity
 
 LETTERS = OPTION_LETTERS
 read_choice = read_option  # the name this domain's modules and tests know
-__all__ = ["LETTERS", "clinical_choice", "episode_options", "named_options", "option_key", "read_choice"]
+__all__ = ["LETTERS", "clinical_choice", "clinical_number", "episode_options", "named_options", "option_key",
+           "read_choice", "within_tolerance"]
 
 
 def episode_options(task: Task) -> list[str]:
@@ -38,3 +46,33 @@ def clinical_choice(task: Task, submission: Any, state: Any) -> Score:
         return Score(0.0, message="the answer names no single option: give one option's letter or its text")
     ok = option_key(options[chosen]) == option_key(task.answer)
     return Score(float(ok), message="" if ok else "not the correct option")
+
+
+def within_tolerance(value: float, gold: float, tolerance: dict[str, float]) -> bool:
+    """Whether `value` is within `tolerance` of `gold`: {"rel": r} (a share of |gold|) and/or {"abs": a}; the
+    larger allowance wins. Tiny float noise (1e-9) is allowed so that exact rational golds match themselves."""
+    allowed = max(float(tolerance.get("rel", 0.0)) * abs(gold), float(tolerance.get("abs", 0.0))) + 1e-9
+    return abs(value - gold) <= allowed
+
+
+@verifier("clinical_number")
+def clinical_number(task: Task, submission: Any, state: Any) -> Score:
+    """1.0 when the submission is one number within `metadata["tolerance"]` of the exact gold
+    (`metadata["exact"]`, else `task.answer`), with no unit or one of `metadata["units"]` (read by `same_unit`);
+    with `metadata["grams_read_as_mg"]`, also the same spellings in g, read as 1,000 mg."""
+    quantity = split_quantity(submission)
+    if quantity is None:
+        return Score(0.0, message="the answer holds no number: give one number")
+    value, unit = quantity
+    units = [str(unit_text) for unit_text in task.metadata.get("units", [])]
+    if unit and not any(same_unit(unit, accepted) for accepted in units):
+        # A dose in grams is the same dose ("2 g/day" for 2000 mg a day), where the task says so.
+        grams = [f"g{accepted[2:]}" for accepted in units if accepted.startswith("mg")]
+        if task.metadata.get("grams_read_as_mg") and any(same_unit(unit, spelling) for spelling in grams):
+            value *= 1000
+        else:
+            asked = f"in {units[0]}" if units else "without a unit"
+            return Score(0.0, message=f"the answer is not one number {asked}")
+    gold = float(task.metadata.get("exact", task.answer))
+    ok = within_tolerance(value, gold, task.metadata.get("tolerance", {}))
+    return Score(float(ok), message="" if ok else "not the correct number")

@@ -16,9 +16,10 @@ from agentgym_fhir.calculators import calculate
 
 from agentgym import Task
 
-from .common import arrange, choice_task, question_digest, split_of
+from .common import arrange, choice_task, difficulty_of, question_digest, split_of
 
 FAMILY = "calculator"
+WORK = {"tool_calls": 1, "thresholds": 1}  # the steps it needs (common.difficulty_of)
 CASES_PER_CATEGORY = 5
 
 _EYE = {4: "opens the eyes spontaneously", 3: "opens the eyes to voice", 2: "opens the eyes only to pain",
@@ -88,9 +89,9 @@ def generate(seed: int = 0) -> list[Task]:
                     task_id=f"clinical-{FAMILY}-{name}-{question_digest(text)}", family=FAMILY,
                     split=split_of(f"case:{name}:{text}"), question=text,
                     options=arrange(gold, [other for other in labels.values() if other != gold], ordinal),
-                    answer=gold, difficulty="hard",
+                    answer=gold, difficulty=difficulty_of(WORK),
                     solution_prefix=[{"name": "calculate", "arguments": {"calculator": name, "inputs": inputs}}],
-                    metadata={"fact": f"case:{name}:{text}", "calculator": name, "inputs": inputs},
+                    metadata={"fact": f"case:{name}:{text}", "calculator": name, "inputs": inputs, "work": WORK},
                 ))
                 made += 1
                 ordinal += 1

@@ -11,9 +11,10 @@ from agentgym_knowledge.clinical_facts import CONDITIONS, LABS
 
 from agentgym import Task
 
-from .common import arrange, choice_task, slug, split_of
+from .common import arrange, choice_task, difficulty_of, slug, split_of
 
 FAMILY = "code_lookup"
+WORK = {"lookups": 1}  # the steps it needs (common.difficulty_of)
 OPTIONS = 4
 
 
@@ -28,6 +29,6 @@ def generate(seed: int = 0) -> list[Task]:
         tasks.append(choice_task(
             task_id=f"clinical-{FAMILY}-{system.lower()}-{slug(name)}", family=FAMILY, split=split_of(key),
             question=f"Which {system} code stands for {name}?",
-            options=arrange(code, distractors, ordinal), answer=code, metadata={"fact": key, "system": system},
+            options=arrange(code, distractors, ordinal), answer=code, difficulty=difficulty_of(WORK), metadata={"fact": key, "system": system, "work": WORK},
         ))
     return tasks

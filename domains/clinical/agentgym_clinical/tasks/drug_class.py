@@ -13,9 +13,10 @@ from agentgym_knowledge.clinical_facts import DRUGS
 
 from agentgym import Task
 
-from .common import arrange, choice_task, split_of
+from .common import arrange, choice_task, difficulty_of, split_of
 
 FAMILY = "drug_class"
+WORK = {"lookups": 1}  # the steps it needs (common.difficulty_of)
 OPTIONS = 4
 # Words many classes share; sharing only these does not make two classes the same.
 _GENERIC = frozenset({"inhibitor", "antagonist", "agonist", "blocker", "receptor", "drug", "antibiotic", "with",
@@ -42,7 +43,7 @@ def generate(seed: int = 0) -> list[Task]:
             task_id=f"clinical-{FAMILY}-{drug.name.replace(' ', '-')}", family=FAMILY,
             split=split_of(f"drug:{drug.name}"),
             question=f"To which group of medicines does {drug.name} belong?",
-            options=arrange(drug.drug_class, distractors, ordinal), answer=drug.drug_class, difficulty="easy",
-            metadata={"fact": f"drug:{drug.name}"},
+            options=arrange(drug.drug_class, distractors, ordinal), answer=drug.drug_class, difficulty=difficulty_of(WORK),
+            metadata={"fact": f"drug:{drug.name}", "work": WORK},
         ))
     return tasks

@@ -7,9 +7,10 @@ from agentgym_knowledge.clinical_facts import INTERACTION_EFFECTS, INTERACTIONS
 
 from agentgym import Task
 
-from .common import arrange, choice_task, split_of
+from .common import arrange, choice_task, difficulty_of, split_of
 
 FAMILY = "drug_interaction"
+WORK = {"lookups": 1}  # the steps it needs (common.difficulty_of)
 
 
 def generate(seed: int = 0) -> list[Task]:
@@ -25,6 +26,6 @@ def generate(seed: int = 0) -> list[Task]:
             question=f"A patient takes {first} and is started on {second}. What is the main risk of this "
                      "combination?",
             options=arrange(pair.effect, distractors, ordinal + seed), answer=pair.effect,
-            metadata={"fact": key},
+            difficulty=difficulty_of(WORK), metadata={"fact": key, "work": WORK},
         ))
     return tasks

@@ -11,9 +11,10 @@ from agentgym_fhir.vocab.labs import LABS
 
 from agentgym import Task
 
-from .common import arrange, choice_task, split_of
+from .common import arrange, choice_task, difficulty_of, split_of
 
 FAMILY = "lab_range"
+WORK = {"lookups": 1, "thresholds": 1}  # the steps it needs (common.difficulty_of)
 BANDS = ("below the usual range", "within the usual range", "above the usual range")
 # LOINC codes of the tests asked about: both bounds known, and in the knowledge base's labs table.
 TESTS = ("2823-3", "2951-2", "2075-0", "2028-9", "3094-0", "17861-6", "1751-7", "6690-2", "718-7", "777-3",
@@ -42,7 +43,7 @@ def generate(seed: int = 0) -> list[Task]:
                 question=f"An adult's {lab.name.lower()} (LOINC {loinc}) result is {shown}. How does it compare "
                          "with the usual adult reference range?",
                 options=arrange(gold, [other for other in BANDS if other != gold], ordinal), answer=gold,
-                difficulty="easy", metadata={"fact": f"lab:{loinc}", "value": value, "unit": lab.unit},
+                difficulty=difficulty_of(WORK), metadata={"fact": f"lab:{loinc}", "value": value, "unit": lab.unit, "work": WORK},
             ))
             ordinal += 1
     return tasks
