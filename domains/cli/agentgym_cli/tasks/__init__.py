@@ -3,9 +3,10 @@
 `generate(seed)` makes `fixtures` workspaces, asks every family for its specs on each, and runs each spec's gold
 solution on a fresh copy of its workspace to record the expected answer, file-system changes and passing tests
 (see `base.realize`). Workspaces with `index % 4 == 3` form the test split, the others the train split, so the
-two splits never share a file tree. The result is cached as JSONL under `~/.cache/agentgym/cli`, one file per
-workspace in a folder keyed by a hash of this package's generator sources (a changed generator is never served
-stale); asking for one split builds only its workspaces.
+two splits never share a file tree. The result is cached as JSONL under `~/.cache/agentgym/cli/tasks`, one file per
+family and workspace, in a folder keyed by a hash of that family's module and of the sources every family shares
+(a changed generator is never served stale, and editing one family rebuilds only its tasks); asking for one split
+builds only its workspaces.
 """
 
 from __future__ import annotations
@@ -53,25 +54,36 @@ def split_of(index: int) -> str:
     return "test" if index % 4 == 3 else "train"
 
 
-def _source_hash() -> str:
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.sha256()
-    for path in sorted([*package.glob("tasks/*.py"), *package.glob("data/*.py"), package / "workspace.py",
-                        package / "tools.py"]):
+def _digest(paths: list[Path], extra: str = "") -> str:
+    digest = hashlib.sha256(extra.encode())
+    for path in sorted(paths):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 
+def _shared_hash() -> str:
+    """What every family's tasks depend on: the fixtures, `realize`, the workspace, the tools, the split rule."""
+    package = Path(__file__).resolve().parents[1]
+    shared = [*package.glob("data/*.py"), package / "tasks" / "base.py", package / "workspace.py",
+              package / "tools.py"]
+    return _digest(shared, "splits:" + "".join(split_of(index)[:2] for index in range(8)))
+
+
+def _family_hash(family: str, shared: str) -> str:
+    return _digest([Path(str(FAMILIES[family].__file__))], shared)
+
+
 def cache_folder() -> Path:
-    """Where `generate` caches its tasks: one JSONL file per workspace, in a folder named after the hash of the
-    generator's sources (a changed generator is never served stale)."""
+    """Where `generate` caches its tasks: `FAMILY-HASH/sSEED-INDEX.jsonl`, one file per family and workspace,
+    the hash taken over that family's generator and the sources all families share. Editing one family's module
+    rebuilds only its tasks; editing a shared source rebuilds them all; nothing stale is ever served."""
     from agentgym_cli.data.fixtures import cache_root
 
-    return cache_root() / f"tasks-{_source_hash()}"
+    return cache_root() / "tasks"
 
 
-def _cached(seed: int, index: int) -> Path:
-    return cache_folder() / f"s{seed}-{index:03d}.jsonl"
+def _cached(family_key: str, seed: int, index: int) -> Path:
+    return cache_folder() / family_key / f"s{seed}-{index:03d}.jsonl"
 
 
 def _save(tasks: list[Task], path: Path) -> None:
@@ -79,6 +91,21 @@ def _save(tasks: list[Task], path: Path) -> None:
         save_tasks(tasks, path)
     except FileExistsError:
         pass  # another process is writing the same workspace's tasks at this moment: it will be there
+
+
+def _remove_stale(current: set[str]) -> None:
+    """Delete cached tasks that an older generator made (other family keys, and older cache layouts)."""
+    from agentgym_cli.data.fixtures import cache_root
+
+    stale = [path for path in cache_folder().glob("*") if path.name not in current]
+    stale += [path for path in cache_root().glob("tasks-*")]  # the layouts before per-family files
+    for path in stale:
+        if path.is_dir():
+            for old in path.glob("*"):
+                old.unlink(missing_ok=True)
+            path.rmdir()
+        else:
+            path.unlink(missing_ok=True)
 
 
 def _fixture_tasks(seed: int, index: int, backend: str, families: list[str]) -> list[Task]:
@@ -111,16 +138,16 @@ def _fixture_tasks(seed: int, index: int, backend: str, families: list[str]) -> 
 def generate(seed: int = 0, *, fixtures: int = DEFAULT_FIXTURES, backend: str = "auto",
              families: list[str] | None = None, workers: int = 2, cache: bool = True,
              split: str | None = None) -> list[Task]:
-    """Every task of `fixtures` workspaces of `seed` (about 34 per workspace), gold solutions run in `backend`.
+    """Every task of `fixtures` workspaces of `seed` (about 37 per workspace), gold solutions run in `backend`.
 
     Args:
         seed: Picks the workspaces (and so the tasks); the same seed gives the same tasks.
-        fixtures: How many workspaces to make (every fifth is a test workspace).
+        fixtures: How many workspaces to make (every fourth is a test workspace).
         backend: Sandbox backend that runs the gold solutions ("auto": Docker where a daemon answers, as
             episodes do; "local" otherwise. Both run Debian bookworm's tools as an unprivileged user).
         families: Only these families (default: all).
         workers: Sandboxes running gold solutions at once.
-        cache: Read and write the cache, one file per workspace (only for the full family list).
+        cache: Read and write the cache (one file per family and workspace).
         split: Only the workspaces of this split ("train" or "test"; default both): `gym.make("CLI-v0",
             split="test")` builds the 25 test workspaces only.
 
@@ -131,44 +158,46 @@ def generate(seed: int = 0, *, fixtures: int = DEFAULT_FIXTURES, backend: str = 
     unknown = sorted(set(chosen) - set(FAMILIES))
     if unknown:
         raise ValueError(f"unknown families {unknown}; known: {', '.join(FAMILIES)}")
-    use_cache = cache and families is None
     indexes = [index for index in range(fixtures) if split is None or split_of(index) == split]
-    done: dict[int, list[Task]] = {}
-    if use_cache:
+    shared = _shared_hash()
+    keys = {family: f"{family}-{_family_hash(family, shared)}" for family in chosen}
+    done: dict[tuple[int, str], list[Task]] = {}
+    if cache:
         for index in indexes:
-            if _cached(seed, index).exists():
-                done[index] = load_tasks(_cached(seed, index))
-    missing = [index for index in indexes if index not in done]
+            for family in chosen:
+                path = _cached(keys[family], seed, index)
+                if path.exists():
+                    done[index, family] = load_tasks(path)
+    missing: dict[int, list[str]] = {}
+    for index in indexes:
+        families_left = [family for family in chosen if (index, family) not in done]
+        if families_left:
+            missing[index] = families_left
     if missing:
         from agentgym.cache import building
 
         lock = threading.Lock()
-        what = (f"the CLI-v0 task set ({len(missing)} of {len(indexes)} workspaces to build, every gold solution "
-                "run in a sandbox)" if use_cache else
-                f"CLI-v0 tasks of {len(missing)} workspaces (not cached: families chosen)")
-        # About 10 s of sandbox work per workspace on an idle machine (38 gold runs, hidden tests included).
-        minutes = max(1, round(len(missing) * 10 / 60 / max(1, workers)))
-        with building(what, cache_folder() if use_cache else "(kept in memory)",
+        count = sum(len(left) for left in missing.values())
+        what = (f"CLI-v0 tasks ({count} family sets of {len(missing)} of {len(indexes)} workspaces, every gold "
+                "solution run in a sandbox)")
+        # About 10 s of sandbox work per workspace of 13 families on an idle machine (hidden tests included).
+        minutes = max(1, round(count * 10 / len(FAMILIES) / 60 / max(1, workers)))
+        with building(what, cache_folder() if cache else "(kept in memory)",
                       estimate=f"about {minutes}-{3 * minutes} minutes", total=len(missing),
                       unit="workspaces") as progress:
 
             def work(index: int) -> None:
-                tasks = _fixture_tasks(seed, index, backend, chosen)
-                if use_cache:
-                    _save(tasks, _cached(seed, index))
-                with lock:
-                    done[index] = tasks
+                tasks = _fixture_tasks(seed, index, backend, missing[index])
+                for family in missing[index]:
+                    made = [task for task in tasks if task.family == family]
+                    if cache:
+                        _save(made, _cached(keys[family], seed, index))
+                    with lock:
+                        done[index, family] = made
                 progress.advance()
 
             with ThreadPoolExecutor(max_workers=max(1, workers)) as executor:
-                list(executor.map(work, missing))
-        if use_cache:
-            for stale in cache_folder().parent.glob("tasks-*"):
-                if stale != cache_folder():  # made by an older version of the generator
-                    if stale.is_dir():
-                        for old in stale.glob("*"):
-                            old.unlink(missing_ok=True)
-                        stale.rmdir()
-                    else:
-                        stale.unlink(missing_ok=True)
-    return [task for index in indexes for task in done[index]]
+                list(executor.map(work, sorted(missing)))
+        if cache and families is None:
+            _remove_stale(set(keys.values()))
+    return [task for index in indexes for family in chosen for task in done[index, family]]

@@ -6,7 +6,7 @@ import random
 from collections import Counter
 
 from agentgym_cli.data.fixtures import Fixture
-from agentgym_cli.tasks.base import TaskSpec, set_test, shell
+from agentgym_cli.tasks.base import TaskSpec, quote_lines, shell
 
 FAMILY = "text_processing"
 
@@ -28,12 +28,21 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
                                  answer_kind="number", expected_answer=sum(row[8] == status for row in access),
                                  check_state=False, difficulty="easy"))
         elif template == "ips":
-            expected = sorted({row[0] for row in access})
+            distinct = {row[0] for row in access}
+            as_text = sorted(distinct)
+            as_numbers = sorted(distinct, key=lambda ip: tuple(int(part) for part in ip.split(".")))
+            # Either ascending order a reader may mean by "sorted" passes; any other order (or a repeat) fails.
+            script = ("lines=$(sed -e 's/[[:space:]]*$//' -e '/^$/d' ips.txt) || exit 1\n"
+                      f"[ \"$lines\" = \"$({quote_lines(as_text)})\" ] || "
+                      f"[ \"$lines\" = \"$({quote_lines(as_numbers)})\" ] || "
+                      "{ echo 'ips.txt is not the distinct IPs in ascending order'; exit 1; }\n")
             made.append(TaskSpec(FAMILY, template, "Write the distinct client IP addresses found in "
                                  "`logs/access.log` to a new file `ips.txt` in the workspace root, one per line, "
-                                 "sorted.", [shell("awk '{print $1}' logs/access.log | sort -u > ips.txt")],
-                                 ignore=["ips.txt"], tests=[set_test("ips.txt holds the distinct IPs",
-                                                                     "cat ips.txt", expected)]))
+                                 "in ascending order: as `sort` orders text, or numerically by the four numbers of "
+                                 "each address (either is accepted).",
+                                 [shell("awk '{print $1}' logs/access.log | sort -u > ips.txt")],
+                                 ignore=["ips.txt"], tests=[{"name": "ips.txt holds the distinct IPs, sorted",
+                                                             "script": script}]))
         elif template == "region_sum":
             region = rng.choice(sorted({row[2] for row in sales}))
             month = rng.choice(sorted({row[1][:7] for row in sales}))
