@@ -229,3 +229,20 @@ def test_the_service_policy_refutes_its_shortcuts() -> None:
         assert spec.check_modes and _difficulty(spec) == "hard"
         assert any("extension" in trap for trap in spec.traps or [])
         assert any("symbolic links" in trap for trap in spec.traps or [])
+
+
+def test_tasks_are_cached_per_family_so_one_family_rebuilds_alone(tmp_path: Path, backend: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache holds one file per family and workspace, keyed by that family's module and the shared sources:
+    a second call builds nothing, and another family's tasks are made without touching these."""
+    from agentgym.cache import no_builds
+    from agentgym_cli.tasks import cache_folder, generate
+
+    monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path))
+    made = generate(0, fixtures=1, families=["git_history"], backend=backend)
+    (folder,) = [path for path in cache_folder().iterdir() if path.name.startswith("git_history-")]
+    assert [path.name for path in folder.iterdir()] == ["s0-000.jsonl"]
+    with no_builds():
+        assert generate(0, fixtures=1, families=["git_history"], backend=backend) == made
+    generate(0, fixtures=1, families=["service_config"], backend=backend)
+    assert sorted(path.name.split("-")[0] for path in cache_folder().iterdir()) == ["git_history", "service_config"]
