@@ -60,6 +60,14 @@ def test_the_export_reading_handles_every_kind_of_mess_the_prompt_names() -> Non
         assert read(files) != records, f"the shortcut {name!r} reads these files right: it is no trap here"
 
 
+def test_a_skipped_line_is_no_record_so_its_id_does_not_hide_a_valid_copy() -> None:
+    text = "id,date,account,amount,status\nT7,2024-01-02,ACC-1,N/A,settled\nT7,2024-01-02,ACC-1,4.00,settled\n"
+    records = read_records([ExportFile("exports/east/2024-01-02.csv", text.encode())])
+    assert [(r.id, r.amount) for r in records] == [("T7", 4.0)]
+    fixture = _test_workspaces(4)[0]
+    assert "a skipped line is no record" in _specs(fixture, "pipeline")[0].prompt
+
+
 def test_pipeline_questions_are_hard_because_shortcuts_give_other_answers() -> None:
     for fixture in _test_workspaces(12):
         specs = _specs(fixture, "pipeline")

@@ -27,7 +27,8 @@ READING = (
     "starting with `#` and repeated header lines; ignore spaces around fields and Windows line ends; a line is "
     "malformed, and skipped, unless it has exactly five comma-separated fields, an `amount` that is a decimal "
     "number (such as `-12.50` or `7`) and a `date` written `YYYY-MM-DD`; compare `status` case-insensitively; a "
-    "record whose `id` appeared before (an identical copy, always in the same region) counts once. ")
+    "record whose `id` appeared before in a valid line (an identical copy, always in the same region) counts once "
+    "(a skipped line is no record: its `id` does not count). ")
 
 # The gold pipeline, run in the sandbox: the reading above, then the question's filter (QUESTION) and output.
 GOLD = r'''
