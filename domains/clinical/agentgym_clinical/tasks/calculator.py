@@ -16,11 +16,11 @@ from agentgym_fhir.calculators import calculate
 
 from agentgym import Task
 
-from .common import arrange, choice_task, difficulty_of, question_digest, split_of
+from .common import TEST_SHARE, arrange, choice_task, difficulty_of, question_digest, split_of
 
 FAMILY = "calculator"
 WORK = {"tool_calls": 1, "thresholds": 1}  # the steps it needs (common.difficulty_of)
-CASES_PER_CATEGORY = 5
+CASES_PER_CATEGORY = 10
 
 _EYE = {4: "opens the eyes spontaneously", 3: "opens the eyes to voice", 2: "opens the eyes only to pain",
         1: "does not open the eyes"}
@@ -80,19 +80,22 @@ def generate(seed: int = 0) -> list[Task]:
     ordinal = seed
     for name, (make_case, labels) in SCORES.items():
         for category, gold in labels.items():
-            made = 0
-            while made < CASES_PER_CATEGORY:
+            # Each category the same number of cases in each split, so no category is a constant win on a split.
+            quota = {"test": round(CASES_PER_CATEGORY * TEST_SHARE),
+                     "train": CASES_PER_CATEGORY - round(CASES_PER_CATEGORY * TEST_SHARE)}
+            while any(quota.values()):
                 inputs, text = make_case(rng)
-                if calculate(name, inputs).category != category:
+                split = split_of(f"case:{name}:{text}")
+                if calculate(name, inputs).category != category or not quota[split]:
                     continue
+                quota[split] -= 1
                 tasks.append(choice_task(
                     task_id=f"clinical-{FAMILY}-{name}-{question_digest(text)}", family=FAMILY,
-                    split=split_of(f"case:{name}:{text}"), question=text,
+                    split=split, question=text,
                     options=arrange(gold, [other for other in labels.values() if other != gold], ordinal),
                     answer=gold, difficulty=difficulty_of(WORK),
                     solution_prefix=[{"name": "calculate", "arguments": {"calculator": name, "inputs": inputs}}],
                     metadata={"fact": f"case:{name}:{text}", "calculator": name, "inputs": inputs, "work": WORK},
                 ))
-                made += 1
                 ordinal += 1
     return tasks
