@@ -45,6 +45,10 @@ from .tasks import default_tasks, transpile
 from .tools import TOOLS, SqlEpisode
 
 BACKENDS = ("sqlite", "duckdb", "postgres")
+# A hard task's careful solution reads up to 8 tables (describe each), looks once at each of up to 4 traps of
+# the data, then runs and submits: at most 18 turns on the test split (docs/sql.md, "Difficulty"), so 30 leaves
+# room to retry.
+DEFAULT_MAX_TURNS = 30
 POSTGRES_DSN_VARIABLE = "AGENTGYM_SQL_POSTGRES_DSN"
 
 SYSTEM_PROMPT = (
@@ -86,7 +90,7 @@ class SqlEnv(ToolEnv):
             outcome on any machine under any load; the slowest built-in gold is under a tenth of the default).
         timeout_s: Longest a query may run in seconds: the limit on DuckDB and PostgreSQL, a backstop on
             SQLite (far above any query within `max_steps`).
-        **kwargs: `ToolEnv` options (split, families, max_turns, reward_weights, ...).
+        **kwargs: `ToolEnv` options (split, families, difficulty, max_turns (default 30 here), reward_weights, ...).
     """
 
     def __init__(self, tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, backend: str = "sqlite",
@@ -104,6 +108,7 @@ class SqlEnv(ToolEnv):
             raise ValueError(f"backend='postgres' needs postgres_dsn=... (an admin connection string) or "
                              f"${POSTGRES_DSN_VARIABLE}")
         kwargs.setdefault("system_prompt", SYSTEM_PROMPT.format(engine=ENGINE_NAMES[backend]))
+        kwargs.setdefault("max_turns", DEFAULT_MAX_TURNS)
         task_set = TaskSet.coerce(default_tasks(seed, db_seed) if tasks is None else tasks)
         if backend != "sqlite":
             task_set = _backend_task_set(task_set, backend)
