@@ -85,3 +85,37 @@ def test_a_draft_its_decoy_answers_is_left_out(monkeypatch: pytest.MonkeyPatch) 
     tasks = generate(0, databases=["school"], families=["nested"], per_family=5)
     assert [task.metadata["question"] for task in tasks] == ["kept!"]
     assert tasks[0].metadata["decoys"] == [different]
+
+
+def test_a_group_average_question_is_not_solved_by_the_table_average(test_env: SqlEnv) -> None:
+    """Playtest #16 and #17: "above the average of that group" answered with the whole table's average (or a
+    hard-coded `>= 3` on a 1-4 integer) scored 1 where both averages split the group the same way."""
+    played = 0
+    for task in test_env.task_set:
+        gold = task.metadata["gold_sql"]["sqlite"]
+        if task.family != "nested" or "> (SELECT AVG(" not in gold:
+            continue
+        overall = f"{gold.rsplit(' WHERE ', 1)[0]})"
+        test_env.reset(options={"task_id": task.id})
+        _obs, reward, *_ = test_env.step({"name": "submit", "arguments": {"sql": overall}})
+        assert reward == 0.0, task.id
+        played += 1
+    assert played >= 5
+
+
+def _one_cell_task(env: SqlEnv) -> Task:
+    return next(task for task in env.task_set if task.verifier.params["mode"] == "answer"
+                and len(task.answer) == 1 and len(task.answer[0]) == 1 and isinstance(task.answer[0][0], int)
+                and task.answer[0][0] > 1)
+
+
+def test_a_one_cell_answer_may_be_written_as_the_result_table(test_env: SqlEnv) -> None:
+    """Playtest #18: `[[231]]` for a one-row, one-column answer scored 0 while `[231]` and `231` scored 1."""
+    task = _one_cell_task(test_env)
+    value = task.answer[0][0]
+    right = [value, str(value), [value], [[value]], f"[[{value}]]", f"[{value}]", [[str(value)]], float(value)]
+    wrong = [[[value, value - 1]], [[value], [value - 1]], [[value - 1]], f"[[{value}, {value - 1}]]", [[[value]]]]
+    for answer, expected in [(item, 1.0) for item in right] + [(item, 0.0) for item in wrong]:
+        test_env.reset(options={"task_id": task.id})
+        _obs, reward, *_ = test_env.step({"name": "submit_answer", "arguments": {"value": answer}})
+        assert reward == expected, (task.id, answer)

@@ -315,6 +315,7 @@ def answer_rows(value: Any, gold: Sequence[Row]) -> list[list[Any]] | None:
     """The submitted value read into rows shaped like `gold`, or None when it cannot have that shape."""
     width = len(gold[0]) if gold else 1
     if len(gold) == 1 and width == 1:
+        value = _one_cell(value)
         if isinstance(value, (list, tuple)):
             return [list(value)] if len(value) == 1 and not isinstance(value[0], (list, tuple)) else None
         if isinstance(value, str) and value.strip().startswith("["):
@@ -332,6 +333,16 @@ def answer_rows(value: Any, gold: Sequence[Row]) -> list[list[Any]] | None:
     if len(items) != width * len(gold):
         return None
     return [items[start:start + width] for start in range(0, len(items), width)]  # row-major
+
+
+def _one_cell(value: Any) -> Any:
+    """A one-row, one-column answer written as the result table it is (`[[231]]`, or that as JSON text) read as
+    its row (`[231]`); anything else as it came, so two cells (`[[231, 230]]`, `[[231], [230]]`) stay two."""
+    rows = _answer_items(value) if isinstance(value, str) and value.strip().startswith("[[") else value
+    if isinstance(rows, (list, tuple)) and len(rows) == 1 and isinstance(rows[0], (list, tuple)) \
+            and len(rows[0]) == 1 and not isinstance(rows[0][0], (list, tuple)):
+        return list(rows[0])
+    return value
 
 
 def answer_cell_matches(got: Any, gold: Any) -> bool:

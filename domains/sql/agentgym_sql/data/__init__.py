@@ -6,12 +6,13 @@
 
 from __future__ import annotations
 
-from . import finance, flights, hospital, hr, retail, school
+from . import erp, finance, flights, hospital, hr, retail, school
 from .build import cache_dir, ensure_duckdb, ensure_sqlite, load_postgres
 from .schema import Column, DatabaseSpec, Table
 
 DATABASES: dict[str, DatabaseSpec] = {
-    spec.name: spec for spec in (retail.SPEC, hospital.SPEC, flights.SPEC, hr.SPEC, school.SPEC, finance.SPEC)
+    spec.name: spec for spec in (retail.SPEC, hospital.SPEC, flights.SPEC, hr.SPEC, school.SPEC, finance.SPEC,
+                                 *erp.SPECS)
 }
 
 

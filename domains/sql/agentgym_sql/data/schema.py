@@ -91,6 +91,7 @@ class DatabaseSpec:
     split: str
     indexes: tuple[str, ...] = field(default=())  # "table.column" to index (foreign keys are indexed anyway)
     version: int = 1  # bump when the generator changes so cached files are rebuilt
+    kind: str = "generic"  # which task families run on it: "generic" (role-based) or "erp" (the hard tier's)
 
     def table(self, name: str) -> Table:
         for table in self.tables:

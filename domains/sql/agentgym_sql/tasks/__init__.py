@@ -3,9 +3,13 @@
 Each family module (one per file) exposes `FAMILY` and `generate(context, count) -> list[Draft]`. `generate`
 runs every draft's gold query on SQLite, drops drafts that fail, return nothing or too many rows, cost more
 than a tenth of the env's query limit (SQLite steps; reported on stderr), or that one of their near-miss
-queries (`Draft.decoys`) would answer, stores the normalised result as the answer, and transpiles the gold to DuckDB and PostgreSQL with sqlglot (or uses the
-family's hand-written override where transpiling is not faithful). Splits follow the databases: train tasks use
-retail, hospital, flights and hr; test tasks use school and finance, so no database is in both.
+queries (`Draft.decoys`, `Draft.traps`) would answer, stores the normalised result as the answer, and
+transpiles the gold to DuckDB and PostgreSQL with sqlglot (or uses the family's hand-written override where
+transpiling is not faithful). A family runs on the databases of its
+`KIND` (the generic families on the narrow databases, the hard tier's on the ERP ones, at most `PER_DATABASE`
+tasks each), and a task's difficulty is measured from its gold (`difficulty.points`). Splits follow the
+databases: train tasks use retail, hospital, flights, hr, erp_north and erp_east; test tasks use school,
+finance, erp_south and erp_west, so no database is in both.
 """
 
 from __future__ import annotations
@@ -23,16 +27,35 @@ from agentgym import Task, VerifierSpec, load_tasks, save_tasks
 
 from ..data import DATABASES, cache_dir, ensure_sqlite
 from ..data.engines import DEFAULT_MAX_STEPS, GOLD_STEP_SHARE
-from ..verify import ANSWER_FORMAT, compare, normalize_rows
-from . import aggregates, dates, filters, group_having, joins, nested, nulls, set_ops, topk_ties, windows
+from ..verify import ANSWER_FORMAT, answer_matches, compare, normalize_rows
+from . import (
+    aggregates,
+    customer_dedup,
+    dates,
+    filters,
+    group_having,
+    joins,
+    nested,
+    nulls,
+    order_gaps,
+    org_chart,
+    receivables,
+    revenue,
+    rollups,
+    set_ops,
+    topk_ties,
+    windows,
+)
 from .base import Context, Draft, answer_contract
+from .difficulty import level, points
 
-FAMILY_MODULES = (filters, aggregates, group_having, joins, nested, windows, dates, topk_ties, nulls, set_ops)
+FAMILY_MODULES = (filters, aggregates, group_having, joins, nested, windows, dates, topk_ties, nulls, set_ops,
+                  revenue, rollups, org_chart, receivables, customer_dedup, order_gaps)
 FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
 DIALECTS = ("sqlite", "duckdb", "postgres")
 MAX_ANSWER_ROWS = 200
 MAX_GOLD_STEPS = DEFAULT_MAX_STEPS // GOLD_STEP_SHARE  # a gold costs at most a tenth of an agent's query limit
-TASKS_VERSION = 6  # bump when families change so cached task files are regenerated
+TASKS_VERSION = 9  # bump when families change so cached task files are regenerated
 
 SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
                    "answers the question. Only the result's values are compared: column names do not matter, and "
@@ -64,6 +87,7 @@ def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[
                                                             if len(rows) * len(rows[0]) > 1 else rows[0][0]}}]
     else:
         solution = [{"name": "submit", "arguments": {"sql": draft.gold}}]
+    score = points(draft.gold, draft.traps)
     return Task(
         id=f"sql-{database}-{draft.family}-{number:04d}",
         domain="sql",
@@ -77,8 +101,9 @@ def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[
             **({"column_order": "fixed"} if draft.column_order == "fixed" else {})}),
         metadata={"database": database, "db_seed": db_seed, "dialect": "sqlite", "gold_sql": gold,
                   "question": draft.question, "evidence": draft.evidence, "answer_format": ANSWER_FORMAT,
-                  **({"decoys": list(draft.decoys)} if draft.decoys else {})},
-        difficulty=draft.difficulty,
+                  "difficulty_points": score, "traps": len(draft.traps), "generator_level": draft.difficulty,
+                  **({"decoys": [*draft.decoys, *draft.traps]} if draft.decoys or draft.traps else {})},
+        difficulty=level(score),
     )
 
 
@@ -108,15 +133,16 @@ def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str]
             continue
         path = ensure_sqlite(spec, db_seed)
         for module in FAMILY_MODULES:
-            if module.FAMILY not in wanted_families:
+            if module.FAMILY not in wanted_families or getattr(module, "KIND", "generic") != spec.kind:
                 continue
+            wanted = min(per_family, getattr(module, "PER_DATABASE", per_family))
             context = Context(spec, path, random.Random(f"{seed}:{name}:{module.FAMILY}"))
             seen: set[str] = set()
             number = 0
             try:
                 # Families over-produce; drafts whose result is empty or too long are dropped below.
-                for draft in module.generate(context, per_family * 3):
-                    if number >= per_family:
+                for draft in module.generate(context, wanted * 3):
+                    if number >= wanted:
                         break
                     if draft.gold in seen:
                         continue
@@ -148,8 +174,14 @@ def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str]
 def _answered_by_decoy(context: Context, draft: Draft, rows: list[list[Any]]) -> bool:
     """Whether a near-miss query of `draft` returns its gold result (under the task's match), so that on this
     data the task could be solved without doing what it asks."""
-    for decoy in draft.decoys:
-        if compare(normalize_rows(context.run(decoy)), rows)[draft.match]:
+    for decoy in (*draft.decoys, *draft.traps):
+        result = normalize_rows(context.run(decoy))
+        if draft.answer_mode:  # the tolerance a typed answer gets
+            value = [cell for row in result for cell in row] if len(result) * len(result[0] if result else ()) > 1 \
+                else (result[0][0] if result else None)
+            if answer_matches(value, rows, ordered=draft.match == "ordered", distinct=draft.match == "set"):
+                return True
+        elif compare(result, rows)[draft.match]:
             return True
     return False
 

@@ -31,10 +31,11 @@ class Draft:
     one-row answer (no word on row order); `column_order="fixed"` when the question fixes the columns' order
     (columns of the same kind that only their position tells apart), else any order is accepted.
 
-    `decoys` are near-miss queries, readings the question rules out (the same question without its grouping,
-    the query that ignores the data's mess). A draft that one of them would answer is left out: on that data
-    the task would not test what it asks (every title's top salary is the global one, so the global maximum
-    scores 1).
+    `decoys` are near-miss queries, readings the question rules out (the same question without its grouping or
+    its filter). A draft that one of them would answer is left out: on that data the task would not test what
+    it asks (every title's top salary is the global one, so the global maximum scores 1). `traps` are decoys
+    too, each the query that misses one mess of the data (dates in mixed formats, merged duplicates, NULL
+    discounts); they also count towards the task's difficulty (`difficulty.points`).
     """
 
     family: str
@@ -49,6 +50,7 @@ class Draft:
     single: bool = False
     column_order: str = "any"
     decoys: tuple[str, ...] = ()
+    traps: tuple[str, ...] = ()
 
 
 ROW_ORDER_NOTES = {

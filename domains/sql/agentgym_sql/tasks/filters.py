@@ -38,7 +38,10 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         if ordered:
             question += f" Sort them by {words}" + (f", then by {table.key.words}." if table.key and
                                                       table.key is not column else ".")
+        # A filter that keeps every row (or, with two conditions, one that the other already implies) is not asked.
+        decoys = tuple(gold.replace(f" WHERE {where}", f" WHERE {kept}" if kept else "")
+                       for kept in ("", *((first.sql, second.sql) if second else ())))
         drafts.append(Draft(FAMILY, question, gold, match="ordered" if ordered else "set",
                             difficulty="moderate" if second or ordered else "simple",
-                            evidence=with_evidence(rng, first, second)))
+                            evidence=with_evidence(rng, first, second), decoys=decoys))
     return drafts

@@ -37,8 +37,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             gold = (f"SELECT {group.name}, ROUND(AVG({measure.name}), 2) FROM {table.name}{where} "
                     f"GROUP BY {group.name} HAVING AVG({measure.name}) > {quote(cut)}")
             question = rng.choice((
-                (f"For each {group.words} of {scope}, give the average {measure.words} (rounded to 2 decimals), "
-                f"keeping only those whose average exceeds {quote(cut)}."),
+                (f"For each {group.words} of {scope}, give the {group.words} and its average {measure.words} "
+                f"(rounded to 2 decimals), keeping only those whose average exceeds {quote(cut)}."),
                 (f"Which {group.words} values have an average {measure.words} above {quote(cut)} among {scope}? "
                 "Return each with its average rounded to 2 decimals."),
             ))

@@ -37,8 +37,13 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 (f"List the {words} of {table.plural} {condition.phrase} whose {measure.words} is higher than "
                 f"the group's mean {measure.words}."),
             ))
+            # The group's average must matter: not every member is above it, and neither the whole table's average
+            # nor (for two conditions) the average of a wider group splits the members the same way.
+            everyone = f"SELECT {column.name} FROM {table.name} WHERE {condition.sql}"
+            wider = [f"{gold.rsplit(' WHERE ', 1)[0]}{f' WHERE {part}' if part else ''})"
+                     for part in ("", *(condition.sql.split(" AND ", 1) if " AND " in condition.sql else ()))]
             drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
-                                evidence=with_evidence(rng, condition),
+                                evidence=with_evidence(rng, condition), decoys=(everyone, *wider),
                                 notes=(f"The average skips missing {measure.words} values, and {table.plural} with "
                                        f"no {measure.words} are not above it." if measure.nullable else "",)))
         elif kind in ("exists", "not_in") and edges:
@@ -54,8 +59,12 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                     f"Which {parent.plural} have at least one {child.noun} {condition.phrase}? Give their {words}.",
                     f"List the {words} of {parent.plural} for which some {child.noun} {condition.phrase} exists.",
                 ))
+                # Where the condition keeps every parent, or every parent with a child, it is not asked.
+                decoys = (f"SELECT {column.name} FROM {parent.name}",
+                          (f"SELECT p.{column.name} FROM {parent.name} AS p WHERE EXISTS (SELECT 1 FROM {child.name} "
+                          f"AS c WHERE c.{fk.name} = p.{key.name})"))
                 drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
-                                    evidence=with_evidence(rng, condition)))
+                                    evidence=with_evidence(rng, condition), decoys=decoys))
             else:
                 # NOT IN over a nullable column returns nothing in SQL; the gold guards it, the hint says so.
                 gold = (f"SELECT {column.name} FROM {parent.name} WHERE {key.name} NOT IN (SELECT {fk.name} FROM "
