@@ -23,6 +23,10 @@ CEILING = 0.5
 CONSTANTS: tuple[str, ...] = ("A", "B", "C", "D", "E", "yes", "no", "maybe", "none", "", "0")
 
 
+def _key(answer: Any) -> Any:
+    return tuple(answer) if isinstance(answer, list) else answer
+
+
 def constant_table(env: Any, seed: int, *, choice_only: bool = False) -> dict[str, dict[str, Any]]:
     """Per family: tasks, chance, the best constant and its share. `choice_only`: only the multiple-choice
     families (a free-number question has no option order, so reset seeds and shuffling do not change it)."""
@@ -33,20 +37,22 @@ def constant_table(env: Any, seed: int, *, choice_only: bool = False) -> dict[st
         by_family.setdefault(task.family, []).append(task)
     table = {}
     for family, tasks in sorted(by_family.items()):
-        common = Counter(task.answer for task in tasks).most_common(1)[0][0]
+        # (A list answer, medication_review's doses, is counted as a tuple and submitted as a list.)
+        common: Any = Counter(_key(task.answer) for task in tasks).most_common(1)[0][0]
+        common = list(common) if isinstance(common, tuple) else common
         wins: Counter[str] = Counter()
         # A letter or a word cannot be a number: free-number families are played with the numbers and the empty
         # answers only (the rest score 0 there by the verifier's first rule, tested in test_number_tasks.py).
         constants = CONSTANTS if tasks[0].metadata.get("options") else ("0", "none", "")
         for task in tasks:
-            for constant in dict.fromkeys((common, *constants)):
+            for constant in [common, *(item for item in constants if item != common)]:
                 env.reset(seed=seed, options={"task_id": task.id})
                 _, _, terminated, _, info = env.step({"name": "submit", "arguments": {"answer": constant}})
-                wins[constant] += int(terminated and info["reward_breakdown"]["answer"] >= 1.0)
+                wins[_key(constant)] += int(terminated and info["reward_breakdown"]["answer"] >= 1.0)
         if all(task.metadata.get("options") for task in tasks):
             chance = sum(1 / len(task.metadata["options"]) for task in tasks) / len(tasks)
         else:  # free numbers: the most common gold's share is what the best constant can win
-            chance = Counter(task.answer for task in tasks).most_common(1)[0][1] / len(tasks)
+            chance = Counter(_key(task.answer) for task in tasks).most_common(1)[0][1] / len(tasks)
         best, count = max(wins.items(), key=lambda item: (item[1], str(item[0])))
         table[family] = {"tasks": len(tasks), "chance": chance, "best": best, "share": count / len(tasks)}
     return table

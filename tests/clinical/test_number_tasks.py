@@ -44,7 +44,7 @@ def test_the_test_split_is_large_and_its_hard_tier_is_multi_step_work() -> None:
     for task in hard:  # a knowledge-base rule, a calculation and a threshold, joined, and a free number
         work = task.metadata["work"]
         assert work["lookups"] and work["thresholds"] and (work["tool_calls"] or work["arithmetic"]), task.id
-        assert task.verifier.name == "clinical_number" and not task.metadata.get("options")
+        assert task.verifier.name in ("clinical_number", "clinical_numbers") and not task.metadata.get("options")
     # The old three-option calculator family is one tool call: it is not hard any more.
     assert {task.difficulty for task in test if task.family == "calculator"} == {"medium"}
 
@@ -186,3 +186,27 @@ def test_generated_tasks_are_cached_and_rebuilt_when_the_generator_changes(
         assert calls == [0, 0]
     finally:
         clinical_tasks.default_tasks.cache_clear()
+
+
+def test_a_medication_review_takes_its_doses_as_a_list_in_the_order_asked(env: Any) -> None:
+    task = next(task for task in env.unwrapped.task_set
+                if task.family == "medication_review" and len(set(task.answer)) == 3)
+    prompt, info = env.reset(seed=0, options={"task_id": task.id})
+    assert "JSON array of 3 numbers" in prompt and "in the order the medicines are named" in prompt
+    submit = next(schema for schema in info["tools"] if schema["function"]["name"] == "submit")
+    assert submit["function"]["parameters"]["properties"]["answer"]["type"] == "array"
+    first, second, third = task.answer
+    for answer in ([first, second, third], [str(first), str(second), str(third)], f"[{first}, {second}, {third}]",
+                   f"{first}, {second}, {third}", f"{first}\n{second}\n{third}", f"{first}; {second}; {third}",
+                   [f"{first} mg", f"{second} mg/day", f"{third} mg once daily"], f'"[{first}, {second}, {third}]"'):
+        assert _submit(env, task.id, answer) == 1.0, answer
+    for answer in ([third, second, first], [first, second], [first, second, third, 0], f"{first} or {second}",
+                   [first, second, f"{third} or {first}"], [first, second, third + 10 + third], ""):
+        assert _submit(env, task.id, answer) == 0.0, answer
+
+
+def test_a_medication_review_is_hard_multi_rule_work() -> None:
+    reviews = [task for task in default_tasks(0) if task.family == "medication_review"]
+    assert all(task.difficulty == "hard" and task.metadata["work"]["lookups"] == 3 for task in reviews)
+    assert {drug for task in reviews for drug in task.metadata["drugs"]} == {rule.drug for rule in DOSE_RULES}
+    assert max(Counter(tuple(task.answer) for task in reviews).values()) / len(reviews) < 0.1

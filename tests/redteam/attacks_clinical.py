@@ -114,7 +114,7 @@ def distinctive_words_slashed(episode: AttackEpisode) -> None:
 
 
 # --- free-number questions (renal_dosing, calculator_value): one number is the rule, so several never score ----
-NUMBER_FAMILIES = ("renal_dosing", "calculator_value")
+NUMBER_FAMILIES = ("renal_dosing", "calculator_value", "medication_review")
 # The option attacks above read the options a multiple-choice prompt lists; these families have them.
 CHOICE_FAMILIES = ("drug_class", "drug_interaction", "lab_range", "code_lookup", "calculator")
 # Every dose any dosing rule gives, and round values scores bunch around: a policy's "cover the answers" list.

@@ -57,7 +57,7 @@ class ClinicalQaEnv(ToolEnv):
         super().__init__(default_tasks(seed) if tasks is None else tasks, clinical_tools(kb), **kwargs)
         for task in self.task_set:
             choice = len(task.metadata.get("options", [])) >= 2 and task.verifier.name == "clinical_choice"
-            number = task.verifier.name == "clinical_number" and "tolerance" in task.metadata
+            number = task.verifier.name in ("clinical_number", "clinical_numbers") and "tolerance" in task.metadata
             if not (choice or number):
                 raise ValueError(f"task {task.id} is not a ClinicalQA-v0 task (it needs metadata.options and the "
                                  "clinical_choice verifier, or metadata.tolerance and the clinical_number "
@@ -89,6 +89,9 @@ class ClinicalQaEnv(ToolEnv):
     def answer_schema(self, task: Task) -> dict[str, Any] | None:
         """`submit`'s answer typed for the question shown: a number for a free-number task, an option's letter
         or text (a string) for a multiple-choice one."""
+        declared = task.metadata.get("answer_schema")
+        if isinstance(declared, dict):
+            return declared  # a list of numbers (medication_review)
         return answer_schema("number" if task.verifier.name == "clinical_number" else "option")
 
     def begin_episode(self, task: Task) -> ClinicalEpisode:

@@ -8,6 +8,7 @@ answer: the episode state holds the context passages and nothing else.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -114,9 +115,15 @@ def knowledge_search_tool(kb: Any = None) -> Tool:
 
 
 def _number_as_text(value: Any) -> Any:
-    """A JSON number sent for a number question, as its text ("300"); other values are validated as text."""
+    """A JSON number sent for a number question, as its text ("300"); a list of numbers, or of texts that hold
+    a digit ("150 mg"), for a question asking for several numbers, as its JSON text; other values (a list of
+    option letters) are validated as text, and refused."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, list) and value and all(
+            (isinstance(item, (int, float)) and not isinstance(item, bool))
+            or (isinstance(item, str) and any(character.isdigit() for character in item)) for item in value):
+        return json.dumps(value)
     return value
 
 

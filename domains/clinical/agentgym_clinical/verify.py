@@ -20,12 +20,20 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym import Score, Task, verifier
-from agentgym.answers import OPTION_LETTERS, named_options, option_key, read_option, same_unit, split_quantity
+from agentgym.answers import (
+    OPTION_LETTERS,
+    named_options,
+    option_key,
+    read_option,
+    same_unit,
+    split_items,
+    split_quantity,
+)
 
 LETTERS = OPTION_LETTERS
 read_choice = read_option  # the name this domain's modules and tests know
-__all__ = ["LETTERS", "clinical_choice", "clinical_number", "episode_options", "named_options", "option_key",
-           "read_choice", "within_tolerance"]
+__all__ = ["LETTERS", "clinical_choice", "clinical_number", "clinical_numbers", "episode_options", "named_options",
+           "number_error", "option_key", "read_choice", "within_tolerance"]
 
 
 def episode_options(task: Task) -> list[str]:
@@ -55,14 +63,13 @@ def within_tolerance(value: float, gold: float, tolerance: dict[str, float]) -> 
     return abs(value - gold) <= allowed
 
 
-@verifier("clinical_number")
-def clinical_number(task: Task, submission: Any, state: Any) -> Score:
-    """1.0 when the submission is one number within `metadata["tolerance"]` of the exact gold
-    (`metadata["exact"]`, else `task.answer`), with no unit or one of `metadata["units"]` (read by `same_unit`);
-    with `metadata["grams_read_as_mg"]`, also the same spellings in g, read as 1,000 mg."""
+def number_error(submission: Any, gold: float, task: Task) -> str:
+    """Why `submission` is not the number `gold` under `task`'s contract ("" when it is): one number, no unit or
+    one of `metadata["units"]` (read by `same_unit`; with `metadata["grams_read_as_mg"]` also the same spellings
+    in g, read as 1,000 mg), within `metadata["tolerance"]` of `gold`."""
     quantity = split_quantity(submission)
     if quantity is None:
-        return Score(0.0, message="the answer holds no number: give one number")
+        return "holds no number: give one number"
     value, unit = quantity
     units = [str(unit_text) for unit_text in task.metadata.get("units", [])]
     if unit and not any(same_unit(unit, accepted) for accepted in units):
@@ -71,8 +78,26 @@ def clinical_number(task: Task, submission: Any, state: Any) -> Score:
         if task.metadata.get("grams_read_as_mg") and any(same_unit(unit, spelling) for spelling in grams):
             value *= 1000
         else:
-            asked = f"in {units[0]}" if units else "without a unit"
-            return Score(0.0, message=f"the answer is not one number {asked}")
-    gold = float(task.metadata.get("exact", task.answer))
-    ok = within_tolerance(value, gold, task.metadata.get("tolerance", {}))
-    return Score(float(ok), message="" if ok else "not the correct number")
+            return f"is not one number {f'in {units[0]}' if units else 'without a unit'}"
+    return "" if within_tolerance(value, gold, task.metadata.get("tolerance", {})) else "is not the correct number"
+
+
+@verifier("clinical_number")
+def clinical_number(task: Task, submission: Any, state: Any) -> Score:
+    """1.0 when the submission is one number within `metadata["tolerance"]` of the exact gold
+    (`metadata["exact"]`, else `task.answer`), in the asked unit if any (`number_error`)."""
+    error = number_error(submission, float(task.metadata.get("exact", task.answer)), task)
+    return Score(0.0 if error else 1.0, message=f"the answer {error}" if error else "")
+
+
+@verifier("clinical_numbers")
+def clinical_numbers(task: Task, submission: Any, state: Any) -> Score:
+    """1.0 when the submission is a list (a JSON array, a JSON-encoded array, lines, or one line split at ";" or
+    ",") of exactly as many numbers as the gold, in its order, each right by `number_error`."""
+    golds = [float(value) for value in task.metadata.get("exact", task.answer)]
+    items = split_items(submission)
+    if len(items) != len(golds):
+        return Score(0.0, message=f"the answer is not a list of {len(golds)} numbers")
+    wrong = [number for number, (item, gold) in enumerate(zip(items, golds), start=1)
+             if number_error(item, gold, task)]
+    return Score(0.0 if wrong else 1.0, message=f"item {wrong[0]} is not right" if wrong else "")

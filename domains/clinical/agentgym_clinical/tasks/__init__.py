@@ -1,7 +1,7 @@
 """ClinicalQA-v0's generated task families, over this project's own clinical facts; `generate` makes them all.
 
 Families (one module each): drug_class, drug_interaction, lab_range, code_lookup, calculator (multiple choice),
-renal_dosing and calculator_value (free numbers). Every one is balanced so that no constant answer (an option's
+renal_dosing and calculator_value (free numbers), medication_review (a list of numbers). Every one is balanced so that no constant answer (an option's
 text, a letter, a number) is right more often than its share, and every fact or case lands in one split only
 (`common.split_of`).
 """
@@ -17,10 +17,19 @@ from pathlib import Path
 from agentgym import Task, TaskSet
 from agentgym.tasks import TaskFileError, load_tasks, save_tasks
 
-from . import calculator, calculator_value, code_lookup, drug_class, drug_interaction, lab_range, renal_dosing
+from . import (
+    calculator,
+    calculator_value,
+    code_lookup,
+    drug_class,
+    drug_interaction,
+    lab_range,
+    medication_review,
+    renal_dosing,
+)
 
 FAMILIES = {module.FAMILY: module for module in (drug_class, drug_interaction, lab_range, code_lookup, calculator,
-                                                  renal_dosing, calculator_value)}
+                                                  renal_dosing, calculator_value, medication_review)}
 
 
 def generate(seed: int = 0, families: Sequence[str] | None = None, **options: object) -> list[Task]:
