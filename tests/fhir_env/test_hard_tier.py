@@ -135,8 +135,14 @@ def test_the_tools_show_what_the_hard_answers_say(env, small_tasks: list[Task]) 
             patients = json.loads(_tool(env, "fhir_search", **task.solution[0]["arguments"]))  # the practice
             assert patients["total"] == task.metadata["patients"]
             latest: dict[str, dict] = {}  # type: ignore[type-arg]
-            for step in task.solution[1:-1]:  # the solution's pages show every result, none left out
-                page = json.loads(_tool(env, "fhir_search", **step["arguments"]))
+            searches = [step["arguments"] for step in task.solution[1:-1]]
+            pages = [arguments for arguments in searches if arguments["resource_type"] == "Observation"]
+            for join in (arguments for arguments in searches if arguments["resource_type"] == "Condition"):
+                holders = json.loads(_tool(env, "fhir_search", **join))  # the diagnosis narrows the practice
+                assert {e["subject"]["reference"].split("/")[-1] for e in holders["entry"]} == \
+                    set(pages[0]["params"]["patient"].split(","))
+            for arguments in pages:  # the solution's pages show every result, none left out
+                page = json.loads(_tool(env, "fhir_search", **arguments))
                 assert "left_out" not in page, page.get("notes")
                 for entry in page["entry"]:
                     if entry["status"] != "entered-in-error":

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from agentgym_fhir.store import FhirStore
 
 REFERENCE_DATE = datetime(2024, 12, 31, 12, 0, 0)   # the generated world's "today"
-GENERATOR_VERSION = "agentgym-fhir-generator/3"  # bump whenever generated data changes
+GENERATOR_VERSION = "agentgym-fhir-generator/4"  # bump whenever generated data changes
 LAST_UPDATED = "2025-01-01T00:00:00Z"               # fixed, so that stores are byte-identical
 PRACTITIONER_SYSTEM = "urn:agentgym:fhir:practitioner"
 ORGANIZATION_SYSTEM = "urn:agentgym:fhir:organization"
@@ -1133,7 +1133,8 @@ OUTSIDE_UNITS = {"2345-7": ("mmol/L", "glucose", 1), "2160-0": ("umol/L", "creat
                  "29463-7": ("[lb_av]", None, 1)}
 OUTSIDE_SHARE = {"2345-7": 0.3, "2160-0": 0.25, "29463-7": 0.2}
 ERROR_CODES = ("2160-0", "2823-3", "2345-7", "4548-4", "2951-2", "98979-8")
-ERROR_SHARE, AMENDED_SHARE, NAMESAKE_SHARE = 0.35, 0.3, 0.1
+ERROR_CHANCES = (0.55, 0.3)  # a first result entered in error, then a second
+AMENDED_SHARE, NAMESAKE_SHARE = 0.3, 0.1
 
 
 def _value_observations(person: _Person, loinc: str) -> list[dict[str, Any]]:
@@ -1164,11 +1165,12 @@ def _make_messy(person: _Person, seed: int) -> None:
                         reference[side] = _in_outside_unit(reference[side], unit, analyte, decimals)
             resource["performer"] = [{"display": "Outside laboratory"}]
     # A result entered in error: kept in the record with status entered-in-error and an implausible value.
-    if rng.random() < ERROR_SHARE:
+    # Most often it is newer than the latest valid result, so "the newest row" is the wrong answer.
+    for chance in ERROR_CHANCES:
         choices = [code for code in ERROR_CODES if _value_observations(person, code)]
-        if choices:
+        if rng.random() < chance and choices:
             readings = _value_observations(person, rng.choice(choices))
-            original = readings[-1] if rng.random() < 0.6 else rng.choice(readings)
+            original = readings[-1] if rng.random() < 0.7 else rng.choice(readings)
             when = datetime.fromisoformat(original["effectiveDateTime"].replace("Z", "")) + \
                 timedelta(hours=rng.randint(2, 72))
             if when < REFERENCE_DATE:
