@@ -288,12 +288,17 @@ _SPELLING_FOLDS = (
     (re.compile(r"(?<=[^\W\d_])ae(?=[^\W\d_])"), "e"),  # haem-, -aemia, anaesth-, paediatric, leukaemia
     (re.compile(r"(?<![^\W\d_])oe(?=[^\W\d_aeiou])"), "e"),  # oedema, oesophagus, oestrogen
     (re.compile(r"(?<=[^\W\d_])oea(?![^\W\d_])"), "ea"),  # diarrhoea, gonorrhoea
+    # Plurals read as their singular ("fluoroquinolones", "ACE inhibitors"): -ies as -y, and a final -s after
+    # four or more letters, except -ss, -us, -is (class, status, sepsis); short words (yes, has, does) stay.
+    (re.compile(r"(?<![\w])([^\W\d_]{2,})ies(?![\w])"), r"\1y"),
+    (re.compile(r"(?<![\w])([^\W\d_]{3,}[^\W\d_sui])s(?![\w])"), r"\1"),
+    (re.compile(r"(?<![\w])qtc(?![\w])"), "qt"),  # "QTc prolongation" is "QT prolongation"
 )
 
 
 def option_key(text: Any) -> str:
     """The comparable form of an option's text (and of a submission): `normalize_text`, markup removed, British
-    medical spellings folded to American ones (`_SPELLING_FOLDS`)."""
+    medical spellings folded to American ones and plurals to singulars (`_SPELLING_FOLDS`)."""
     key = normalize_text(_MARKUP.sub(" ", normalize_text(text)))
     for pattern, replacement in _SPELLING_FOLDS:
         key = pattern.sub(replacement, key)

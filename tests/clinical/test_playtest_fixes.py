@@ -63,3 +63,28 @@ def test_working_that_names_another_option_keeps_the_answer_a_hedge(raw: str) ->
 def test_a_bracketed_letter_is_never_set_aside_as_working() -> None:
     assert read_choice("hyperkalemia (B)", RISKS) == 1  # its own letter agrees
     assert read_choice("class B (C)", CHILD_PUGH) is None
+
+
+CLASSES = ["fluoroquinolone antibiotic", "ACE inhibitor", "loop diuretic", "glucocorticoid"]
+
+
+@pytest.mark.parametrize(("raw", "gold"), [
+    ("Fluoroquinolones", 0), ("fluoroquinolone antibiotics", 0), ("It is a fluoroquinolone antibiotic.", 0),
+    ("ACE inhibitors", 1), ("loop diuretics", 2), ("Glucocorticoids", 3),
+])
+def test_plurals_name_the_singular_option(raw: str, gold: int) -> None:
+    # Playtest #24: "Fluoroquinolones" scored 0 for "fluoroquinolone antibiotic" while the singular scored 1.
+    assert read_choice(raw, CLASSES) == gold
+
+
+@pytest.mark.parametrize("raw", ["fluoroquinolones or ACE inhibitors", "diuretics", "inhibitors, diuretics"])
+def test_plurals_do_not_open_hedges(raw: str) -> None:
+    assert read_choice(raw, CLASSES + ["thiazide diuretic"]) is None
+
+
+def test_qtc_is_the_qt_option_and_short_words_keep_their_s() -> None:
+    # Playtest #35: "QTc prolongation" scored 0 for the option "QT prolongation".
+    risks = ["QT prolongation", "bleeding", "hyperkalemia"]
+    assert read_choice("QTc prolongation", risks) == 0 and read_choice("qtc prolongation", risks) == 0
+    assert read_choice("yes", ["yes", "no", "maybe"]) == 0 and read_choice("Child-Pugh class B", CHILD_PUGH) == 1
+    assert read_choice("ascites", ["ascites", "encephalopathy"]) == 0
