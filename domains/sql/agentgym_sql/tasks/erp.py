@@ -8,6 +8,8 @@ carries it to DuckDB and PostgreSQL unchanged.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from ..data.erp import MONTHS
 from .base import Context
 
@@ -29,10 +31,11 @@ def iso_day(column: str) -> str:
             f"SUBSTR({column}, 1, 2) END")
 
 
-def period(ctx: Context) -> tuple[str, str, str]:
-    """A period of the ERP years: (words for the question, first day, last day), a month, quarter or year."""
+def period(ctx: Context, last_year: int = 2024) -> tuple[str, str, str]:
+    """A period of the ERP years up to `last_year`: (words for the question, first day, last day), a month,
+    quarter, half or year."""
     rng = ctx.rng
-    year = rng.choice((2023, 2024))
+    year = rng.choice(tuple(range(2023, last_year + 1)))
     kind = rng.choice(("month", "month", "quarter", "half", "year"))
     if kind == "month":
         month = rng.randint(1, 12)
@@ -49,6 +52,22 @@ def period(ctx: Context) -> tuple[str, str, str]:
         return ((f"the first half of {year} (January to June)", f"{year}-01-01", f"{year}-06-30") if first else
                 (f"the second half of {year} (July to December)", f"{year}-07-01", f"{year}-12-31"))
     return str(year), f"{year}-01-01", f"{year}-12-31"
+
+
+def next_period(words: str, first: str, last: str) -> tuple[str, str, str]:
+    """The period of the same length that follows a period of `period` (a month, quarter, half or year)."""
+    start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+    months = (end.year - start.year) * 12 + end.month - start.month + 1
+    following = dt.date(start.year + (start.month - 1 + months) // 12, (start.month - 1 + months) % 12 + 1, 1)
+    after = dt.date(following.year + (following.month - 1 + months) // 12, (following.month - 1 + months) % 12 + 1, 1)
+    closing = after - dt.timedelta(days=1)
+    if months == 1:
+        said = f"{MONTH_NAMES[following.month - 1]} {following.year}"
+    elif months == 12:
+        said = str(following.year)
+    else:
+        said = (f"{MONTH_NAMES[following.month - 1]} to {MONTH_NAMES[closing.month - 1]} {following.year}")
+    return said, following.isoformat(), closing.isoformat()
 
 
 def naive_between(column: str, first: str, last: str) -> str:
