@@ -85,22 +85,29 @@ def baselines(env: Any, *, generated: bool, seed: int = 0) -> dict[str, Any]:
         by_family.setdefault(task.family, []).append(task)
     oracle, rng, result = make_agent("oracle"), random.Random(seed), {}
     for family, tasks in sorted(by_family.items()):
-        common = Counter(task.answer for task in tasks).most_common(1)[0][0]
+        # Free-number families (no options): the constants are the most common gold and 0, and chance is that
+        # gold's share; a list answer (medication_review) is counted as a tuple and submitted as a list.
+        choice = all(task.metadata.get("options") for task in tasks)
+        golds = Counter(tuple(task.answer) if isinstance(task.answer, list) else task.answer for task in tasks)
+        common, common_count = golds.most_common(1)[0]
+        common = list(common) if isinstance(common, tuple) else common
         wins: Counter[str] = Counter()
         random_wins = oracle_wins = 0
         for task in tasks:
-            for constant in dict.fromkeys((common, *CONSTANTS)):
-                wins[constant] += _solved(env, task.id, constant, seed)
-            random_wins += _solved(env, task.id, "ABCDE"[rng.randrange(len(task.metadata["options"]))], seed)
+            for constant in [common, *(item for item in (CONSTANTS if choice else ("0", "")) if item != str(common))]:
+                wins[str(constant)] += _solved(env, task.id, constant, seed)
+            if choice:
+                random_wins += _solved(env, task.id, "ABCDE"[rng.randrange(len(task.metadata["options"]))], seed)
             oracle_wins += run_episode(env, oracle, task_id=task.id, seed=seed).reward >= 1.0
         count = len(tasks)
-        chance = sum(1 / len(task.metadata["options"]) for task in tasks) / count
+        chance = (sum(1 / len(task.metadata["options"]) for task in tasks) / count if choice
+                  else common_count / count)
         best, best_wins = max(wins.items(), key=lambda item: (item[1], item[0]))
         ceiling = min(0.5, chance + 1 / count)
         row: dict[str, Any] = {
             "tasks": count, "chance": round(chance, 4), "best_constant": best,
             "oracle_success": figure(oracle_wins / count, "== 1.0", oracle_wins == count),
-            "random_letter_success": round(random_wins / count, 4),
+            "random_letter_success": round(random_wins / count, 4) if choice else None,
         }
         share = best_wins / count
         row["best_constant_success"] = (figure(share, f"<= {ceiling:.3f} (chance + 1 task, <= 0.5)", share <= ceiling)
