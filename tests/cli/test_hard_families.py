@@ -254,3 +254,35 @@ def test_tasks_are_cached_per_family_so_one_family_rebuilds_alone(tmp_path: Path
         assert generate(0, fixtures=1, families=["git_history"], backend=backend) == made
     generate(0, fixtures=1, families=["service_config"], backend=backend)
     assert sorted(path.name.split("-")[0] for path in cache_folder().iterdir()) == ["git_history", "service_config"]
+
+
+def test_restoring_a_helper_takes_one_commit_that_changes_nothing_else(tmp_path: Path) -> None:
+    """git_history/restore: the hidden test passes on the gold commit and fails on the shortcuts it names (a
+    `git revert`-like commit that drops the breaking commit's note line) and on doing nothing."""
+    fixture = next(fixture for fixture in _test_workspaces(40)
+                   if any(spec.template == "restore" for spec in _specs(fixture, "git_history")))
+    spec = next(spec for spec in _specs(fixture, "git_history") if spec.template == "restore")
+    assert spec.traps and _difficulty(spec) == "hard"
+    expected = spec.steps[0]["arguments"]["content"]
+    broken_at = len(fixture.facts["history_passes"]) - [*reversed(fixture.facts["history_passes"])].index(True)
+    reverted = "".join(line for line in expected.splitlines(keepends=True)
+                       if not line.endswith(f"({broken_at})\n"))
+
+    def graded(content: str | None) -> bool:
+        work = tmp_path / f"try-{len(list(tmp_path.iterdir()))}"
+        for entry in fixture.files("history/"):
+            target = work / entry.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(entry.data)
+        env = {"PATH": os.environ["PATH"], "HOME": str(work), "GIT_CONFIG_NOSYSTEM": "1",
+               "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@x"}
+        if content is not None:
+            (work / "history" / "calc.py").write_text(content)
+            subprocess.run(["git", "commit", "-q", "-am", "fix"], cwd=work / "history", env=env, check=True)
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-c", spec.tests[0]["script"]], cwd=work, env=env,
+                              capture_output=True, text=True, check=False)
+        return done.returncode == 0
+
+    assert graded(expected)
+    assert not graded(None)
+    assert not graded(reverted)
