@@ -358,27 +358,18 @@ def _observations(state: FhirState, patient_id: str, code: str, extra: dict[str,
 
 @tool
 def latest_observation(state: FhirState, patient_id: str, code: str) -> dict[str, Any]:
-    """The most recent result (lab, vital sign or score) of one code for a patient, with its unit, date and status.
-
-    Results marked entered-in-error or cancelled are not results: they are skipped, and listed under "skipped"
-    when they are newer than the one shown. Also matches components, so "8480-6" (systolic blood pressure)
-    finds the systolic value inside a blood pressure panel.
+    """The most recent observation (lab, vital sign or score) of one code for a patient, with its unit, date and
+    status, whatever the status: check it. A result marked entered-in-error (or cancelled) is not a valid
+    result; observation_history lists the others. Also matches components, so "8480-6" (systolic blood
+    pressure) finds the systolic value inside a blood pressure panel.
 
     Args:
         patient_id: The patient's FHIR id.
         code: The LOINC code (e.g. "2823-3" for potassium), optionally as "http://loinc.org|2823-3".
     """
-    found = _observations(state, patient_id, code, {"_sort": "-date", "status": ",".join(VALID_STATUSES)}, limit=1)
-    newer = _observations(state, patient_id, code, {"_sort": "-date", "status": ",".join(INVALID_STATUSES)})
-    if found:
-        shown_date = _effective(found[0]) or ""
-        newer = [resource for resource in newer if (_effective(resource) or "") > shown_date]
-    listed_skips = [{"observation_id": r.get("id"), "status": r.get("status"), "date": _effective(r)} for r in newer]
+    found = _observations(state, patient_id, code, {"_sort": "-date"}, limit=1)
     if not found:
-        message = (f"no valid observation with code {code} for patient {patient_id} (only results marked "
-                   "entered-in-error or cancelled)" if listed_skips else
-                   f"no observation with code {code} for patient {patient_id}")
-        return {"found": False, "message": message, **({"skipped": listed_skips} if listed_skips else {})}
+        return {"found": False, "message": f"no observation with code {code} for patient {patient_id}"}
     total = _call(state.backend.search, "Observation",
                   {"patient": _patient_ref(patient_id), "combo-code": code, "_summary": "count"}).total
     rows = observation_rows(found[0], code)
@@ -387,20 +378,7 @@ def latest_observation(state: FhirState, patient_id: str, code: str) -> dict[str
     reference = _first(found[0].get("referenceRange"))
     if reference and rows and rows[0]["code"] == _coding(found[0].get("code")).get("code"):
         result["reference_range"] = {k: (reference.get(k) or {}).get("value") for k in ("low", "high") if k in reference}
-    if listed_skips:
-        result["skipped"] = listed_skips
     return result
-
-
-# Statuses of an Observation that is not a result (FHIR: "entered-in-error" was never valid; "cancelled" never
-# happened). Every other status is shown as a result.
-INVALID_STATUSES = ("entered-in-error", "cancelled")
-VALID_STATUSES = ("final", "amended", "corrected", "preliminary", "registered", "unknown")
-
-
-def _effective(resource: dict[str, Any]) -> str | None:
-    rows = observation_rows(resource)
-    return rows[0]["date"] if rows else resource.get("effectiveDateTime")
 
 
 @tool(output_limit=0)

@@ -36,7 +36,7 @@ REQUIRES = "inpatient Encounters (class IMP) and lab results in the months befor
 LABS = {"2823-3": ("potassium", "mmol/L", None), "2160-0": ("creatinine", "mg/dL", "creatinine"),
         "2345-7": ("glucose", "mg/dL", "glucose"), "2951-2": ("sodium", "mmol/L", None),
         "6690-2": ("white blood cell count", "10*3/uL", None), "718-7": ("hemoglobin", "g/dL", None)}
-WINDOWS = (7, 14, 30, 60, 90, 180, 365)
+WINDOWS = (7, 14, 30, 60, 90, 180, 365, 730)
 # How far a converted value may be off when the agent converts with a rounded factor (18 for glucose, 88.4 for
 # creatinine) instead of the molar mass the record's conversion uses.
 CONVERSION_SLACK = {"glucose": 0.5, "creatinine": 0.002}
@@ -56,13 +56,23 @@ def _in_unit(reading: Reading, unit: str, analyte: str | None) -> float:
     return reading.value if same_unit(reading.unit, unit) else convert(reading.value, reading.unit, unit, analyte)
 
 
-def _window(ctx: Context, readings: list[Reading], admitted: date) -> tuple[int, list[Reading], bool]:
-    """A window length, the valid readings inside it, and whether one falls on its first day (preferred)."""
-    edged = [days for days in WINDOWS if any(r.day == admitted - timedelta(days=days) for r in readings)]
-    days = ctx.rng.choice(edged) if edged and ctx.rng.random() < 0.6 else ctx.rng.choice(WINDOWS)
-    start = admitted - timedelta(days=days)
-    inside = [r for r in readings if start <= r.day <= admitted]
-    return days, inside, any(r.day == start for r in inside)
+def _window(ctx: Context, record: PatientRecord, code: str, admitted: date,
+            least: int) -> tuple[int, list[Reading], bool, bool] | None:
+    """A window length holding at least `least` valid readings, with those readings, whether one falls on its
+    first day and whether a result entered in error falls inside; windows with an edge or an error are
+    preferred, so the rules of the prompt decide the answer. None when no window holds enough readings."""
+    options = []
+    for days in WINDOWS:
+        start = admitted - timedelta(days=days)
+        inside = [r for r in record.series(code) if start <= r.day <= admitted]
+        edge = any(r.day == start for r in inside)
+        error = any(start <= r.day <= admitted for r in record.invalid(code))
+        if len(inside) >= least:
+            options.append((days, inside, edge, error))
+    if not options:
+        return None
+    tricky = [option for option in options if option[2] or option[3]]
+    return ctx.rng.choice(tricky if tricky and ctx.rng.random() < 0.8 else options)
 
 
 def build(ctx: Context) -> list[Task]:
@@ -76,15 +86,16 @@ def build(ctx: Context) -> list[Task]:
             assert started is not None
             admitted = started.date()
             for code, (name, unit, analyte) in LABS.items():
-                readings = [r for r in record.series(code) if r.day <= admitted]
-                if not readings or record.has_future(code):
+                if record.has_future(code) or not [r for r in record.series(code) if r.day <= admitted]:
                     continue
-                days, inside, edge = _window(ctx, readings, admitted)
+                statistic = "count" if ctx.rng.random() < 0.5 else "max"
+                window = _window(ctx, record, code, admitted, 2 if statistic == "count" else 3)
+                if window is None:
+                    continue
+                days, inside, edge, error = window
                 start = admitted - timedelta(days=days)
-                errors = [r for r in record.invalid(code) if start <= r.day <= admitted]
-                statistic = "count" if not inside or ctx.rng.random() < 0.5 else "max"
                 who, find, traps = identify(ctx, record)
-                traps += (["window_edge"] if edge else []) + (["entered_in_error"] if errors else [])
+                traps += (["window_edge"] if edge else []) + (["entered_in_error"] if error else [])
                 if statistic == "count":
                     answer: float = len(inside)
                     ask = (f"How many valid {name} results (LOINC {code}) does the record hold from {days} days "

@@ -423,6 +423,15 @@ def identify(ctx: Context, record: PatientRecord, share: float = 0.4) -> tuple[s
     return record.describe_by_name(), [search], ["namesake"] if same else []
 
 
+def latest_lookup(record: PatientRecord, code: str) -> tuple[dict[str, Any], list[str]]:
+    """The solution step that finds the latest valid result of `code`, and its traps: `latest_observation` shows
+    the newest observation whatever its status, so when that one was entered in error the history is read."""
+    traps = latest_traps(record, code)
+    if "entered_in_error" in traps:
+        return call("observation_history", patient_id=record.id, code=code), traps
+    return call("latest_observation", patient_id=record.id, code=code), traps
+
+
 def measured_difficulty(task: Task) -> str:
     work = task_work(task)
     return "hard" if work >= HARD_WORK else "medium" if work >= MEDIUM_WORK else "easy"
@@ -449,6 +458,7 @@ __all__ = [
     "fmt",
     "half_up",
     "identify",
+    "latest_lookup",
     "latest_traps",
     "load_records",
     "measured_difficulty",

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import RESULT_RULE, UNIT_CONTRACT, Context, answer_spec, call, fmt, submit
+from agentgym_fhir.tasks.common import (
+    RESULT_RULE,
+    UNIT_CONTRACT,
+    Context,
+    answer_spec,
+    call,
+    fmt,
+    latest_lookup,
+    submit,
+)
 from agentgym_fhir.vocab.labs import LABS
 
 FAMILY = "lab_value"
@@ -33,10 +42,11 @@ def build(ctx: Context) -> list[Task]:
                 continue
             answer = f"{fmt(reading.value)} {reading.unit}"
             if which == "latest":
-                steps = [call("latest_observation", patient_id=record.id, code=code)]
+                look, traps = latest_lookup(record, code)
+                steps = [look]
                 question = f"What is the most recent {name} result (LOINC {code}) of {record.describe()}?"
             else:
-                steps = [call("observation_history", patient_id=record.id, code=code)]
+                steps, traps = [call("observation_history", patient_id=record.id, code=code)], []
                 question = f"What was the first {name} result (LOINC {code}) ever recorded for {record.describe()}?"
             tasks.append(ctx.task(
                 key=f"{record.id}:{code}:{which}", record=record,
@@ -45,7 +55,7 @@ def build(ctx: Context) -> list[Task]:
                 verifier=answer_spec("number", tolerance=0.002, relative=True, unit=reading.unit, require_unit=True,
                                      analyte=_analyte(name)),
                 difficulty="easy" if which == "latest" else "medium",
-                metadata={"loinc": code, "which": which}))
+                metadata={"loinc": code, "which": which, "traps": traps}))
     return tasks
 
 

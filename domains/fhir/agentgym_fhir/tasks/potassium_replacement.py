@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import Context, PatientRecord, Reading, call, fmt, submit
+from agentgym_fhir.tasks.common import (
+    RESULT_RULE,
+    Context,
+    PatientRecord,
+    Reading,
+    call,
+    fmt,
+    latest_lookup,
+    submit,
+)
 from agentgym_fhir.tools import RXNORM, SNOMED
 from agentgym_fhir.vocab.drugs import ROUTES
 
@@ -66,20 +75,21 @@ def _task(ctx: Context, record: PatientRecord, reading: Reading, *, dated: bool)
     day = reading.day.isoformat()
     if dated:
         which = f"the serum potassium (LOINC 2823-3) measured on {day}"
-        look = call("observation_history", patient_id=record.id, code=POTASSIUM, start=day, end=day)
+        look, traps = call("observation_history", patient_id=record.id, code=POTASSIUM, start=day, end=day), []
     else:
         which = "the most recent serum potassium (LOINC 2823-3)"
-        look = call("latest_observation", patient_id=record.id, code=POTASSIUM)
+        look, traps = latest_lookup(record, POTASSIUM)
     steps = [look]
     if low:
         steps.append(call("create_medication_request", resource=order(record, dose)))
     steps.append(submit(f"{fmt(reading.value)} mmol/L"))
     return ctx.task(
         key=f"{record.id}:{day}:{'dated' if dated else 'latest'}", record=record,
-        prompt=f"Check {which} of {record.describe()}. {RULE}",
+        prompt=f"Check {which} of {record.describe()}. {RESULT_RULE} {RULE}",
         answer=reading.value, solution=steps,
         verifier={"name": "fhir_write", "params": {
             "expected": [expected(record, dose)] if low else [],
             "answer": {"gold": reading.value, "kind": "number", "tolerance": 0.001}}},
         difficulty="hard" if low else "medium",
-        metadata={"potassium": reading.value, "order_expected": low, "dose_meq": dose, "dated": dated})
+        metadata={"potassium": reading.value, "order_expected": low, "dose_meq": dose, "dated": dated,
+                  "traps": traps})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agentgym.tasks import Task
-from agentgym_fhir.tasks.common import Context, PatientRecord, call, fmt, submit
+from agentgym_fhir.tasks.common import RESULT_RULE, Context, PatientRecord, call, fmt, latest_lookup, submit
 from agentgym_fhir.tools import SNOMED
 from agentgym_fhir.vocab.conditions import REFERRAL, SPECIALTIES
 
@@ -50,7 +50,8 @@ def build(ctx: Context) -> list[Task]:
         code, what, comparison, threshold, unit, specialty = rule
         refer = crosses(reading.value, comparison, threshold)
         specialty_code, specialty_name = SPECIALTIES[specialty]
-        steps = [call("latest_observation", patient_id=record.id, code=code)]
+        look, traps = latest_lookup(record, code)
+        steps = [look]
         if refer:
             steps.append(call("create_service_request",
                               resource=referral(record, specialty, f"{what} {fmt(reading.value)}")))
@@ -59,7 +60,7 @@ def build(ctx: Context) -> list[Task]:
                 "performer_type": [SNOMED, specialty_code], "status": ["active"], "intent": ["order", "plan", "proposal"]}
         tasks.append(ctx.task(
             key=f"{record.id}:{code}", record=record,
-            prompt=f"Review the most recent {what} (LOINC {code}) of {record.describe()}. Rule: if it is "
+            prompt=f"Review the most recent {what} (LOINC {code}) of {record.describe()}. {RESULT_RULE} Rule: if it is "
                    f"{comparison} {fmt(threshold)} {unit}, place a referral to {specialty_name} as a ServiceRequest "
                    f"(code SNOMED CT {REFERRAL[0]} \"{REFERRAL[1]}\", performerType SNOMED CT {specialty_code}, "
                    "status active, intent order); otherwise place no referral. Either way, submit the value you "
@@ -69,5 +70,6 @@ def build(ctx: Context) -> list[Task]:
                                                        "answer": {"gold": reading.value, "kind": "number",
                                                                   "tolerance": 0.001}}},
             difficulty="hard" if refer else "medium",
-            metadata={"loinc": code, "value": reading.value, "referral_expected": refer, "specialty": specialty}))
+            metadata={"loinc": code, "value": reading.value, "referral_expected": refer, "specialty": specialty,
+                      "traps": traps}))
     return tasks

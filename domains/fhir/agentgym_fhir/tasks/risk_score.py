@@ -7,7 +7,17 @@ from typing import Any
 
 from agentgym.tasks import Task
 from agentgym_fhir.calculators import calculate
-from agentgym_fhir.tasks.common import Context, PatientRecord, answer_spec, call, fmt, latest_traps, submit
+from agentgym_fhir.tasks.common import (
+    RESULT_RULE,
+    Context,
+    PatientRecord,
+    answer_spec,
+    call,
+    fmt,
+    latest_lookup,
+    latest_traps,
+    submit,
+)
 from agentgym_fhir.units import UnitError, convert, same_unit
 from agentgym_fhir.vocab.conditions import CONDITIONS
 
@@ -47,7 +57,7 @@ def _has(record: PatientRecord, *keys: str) -> bool:
 
 
 def _facts_calls(record: PatientRecord, codes: tuple[str, ...]) -> list[dict[str, Any]]:
-    return [call("latest_observation", patient_id=record.id, code=code) for code in codes]
+    return [latest_lookup(record, code)[0] for code in codes]
 
 
 def _egfr(record: PatientRecord) -> tuple[str, dict[str, Any], tuple[str, ...], str] | None:
@@ -138,7 +148,7 @@ def build(ctx: Context) -> list[Task]:
             traps = sorted({trap for code in codes for trap in latest_traps(record, code, INPUT_UNITS.get(code, (None,))[0])})
             tasks.append(ctx.task(
                 key=f"{record.id}:{name}", record=record,
-                prompt=f"Compute {wording} for {record.describe()}. Answer with the number, rounded as stated (a unit "
+                prompt=f"Compute {wording} for {record.describe()}. {RESULT_RULE} Answer with the number, rounded as stated (a unit "
                        "after it is optional and not graded).",
                 answer=result.value, solution=[*steps, submit(f"{fmt(result.value)}{unit}")],
                 verifier=answer_spec("number", tolerance=TOLERANCE[name]),
