@@ -243,8 +243,9 @@ def test_tasks_are_cached_per_family_so_one_family_rebuilds_alone(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The cache holds one file per family and workspace, keyed by that family's module and the shared sources:
     a second call builds nothing, and another family's tasks are made without touching these."""
-    from agentgym.cache import no_builds
     from agentgym_cli.tasks import cache_folder, generate
+
+    from agentgym.cache import no_builds
 
     monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path))
     made = generate(0, fixtures=1, families=["git_history"], backend=backend)
