@@ -331,8 +331,10 @@ def _telling(word: str, keys: Sequence[str]) -> bool:
 
 def _by_part(text: str, keys: Sequence[str]) -> int | None:
     """The one option whose words include every word of `text` ("class b" and "child-pugh b" are parts of
-    "child-pugh class b"), when `text` has a telling word (`_telling`) and no other option holds all its words."""
-    words = _OPTION_WORD.findall(text)
+    "child-pugh class b"), when `text` has a telling word (`_telling`) and no other option holds all its words.
+    Filler words that no option holds ("the", "a" before "fluoroquinolone") are left out first."""
+    owned = {word for key in keys for word in _OPTION_WORD.findall(key)}
+    words = [word for word in _OPTION_WORD.findall(text) if word not in _FILLER_WORDS or word in owned]
     if not words or not any(_telling(word, keys) for word in words):
         return None
     holding = [index for index, key in enumerate(keys) if set(words) <= set(_OPTION_WORD.findall(key))]

@@ -62,7 +62,8 @@ def test_a_number_prompt_states_its_contract_and_submit_is_typed_a_number(env: A
     task = _first(env, family="renal_dosing")
     prompt, info = env.reset(seed=0, options={"task_id": task.id})
     assert "one number in mg per day, rounded to a whole number" in prompt and "1 g being 1,000 mg" in prompt
-    assert "within 1% of the exact value score 1" in prompt and "more than one number" in prompt
+    assert "The exact value rounded so, and answers within 1% of the exact value, score 1" in prompt
+    assert "more than one number" in prompt
     assert "Options:" not in prompt
     submit = next(schema for schema in info["tools"] if schema["function"]["name"] == "submit")
     assert submit["function"]["parameters"]["properties"]["answer"]["type"] == "number"
@@ -210,3 +211,22 @@ def test_a_medication_review_is_hard_multi_rule_work() -> None:
     assert all(task.difficulty == "hard" and task.metadata["work"]["lookups"] == 3 for task in reviews)
     assert {drug for task in reviews for drug in task.metadata["drugs"]} == {rule.drug for rule in DOSE_RULES}
     assert max(Counter(tuple(task.answer) for task in reviews).values()) / len(reviews) < 0.1
+
+
+def test_the_exact_value_rounded_as_asked_always_scores(env: Any) -> None:
+    # Playtest #42: "rounded to a whole number" with a 2% band: below 25 the rounding step can be wider than the
+    # band (15.45 -> 15 is 2.9% off). The value rounded as the prompt asks scores wherever it falls.
+    from agentgym_clinical.verify import clinical_number
+
+    task = _first(env, calculator="egfr_ckd_epi_2021")
+    narrow = task.model_copy(update={"metadata": {**task.metadata, "exact": 15.45}})
+    assert clinical_number(narrow, "15", None).value == 1.0 and clinical_number(narrow, "15.45", None).value == 1.0
+    assert clinical_number(narrow, "16", None).value == 0.0 and clinical_number(narrow, "14", None).value == 0.0
+
+
+def test_an_osmolality_takes_its_full_unit_spelling(env: Any) -> None:
+    # Playtest #41: "mOsm/kg H2O" is the standard full spelling of the asked unit.
+    task = _first(env, calculator="serum_osmolality")
+    for unit in ("mOsm/kg", "mOsm/kg H2O", "mOsm/kg water", "mosmol/kg"):
+        assert _submit(env, task.id, f"{task.answer} {unit}") == 1.0, unit
+    assert _submit(env, task.id, f"{task.answer} mOsm/L") == 0.0

@@ -88,3 +88,17 @@ def test_qtc_is_the_qt_option_and_short_words_keep_their_s() -> None:
     assert read_choice("QTc prolongation", risks) == 0 and read_choice("qtc prolongation", risks) == 0
     assert read_choice("yes", ["yes", "no", "maybe"]) == 0 and read_choice("Child-Pugh class B", CHILD_PUGH) == 1
     assert read_choice("ascites", ["ascites", "encephalopathy"]) == 0
+
+
+@pytest.mark.parametrize(("raw", "gold"), [
+    ("the fluoroquinolone", 0), ("a fluoroquinolone", 0), ("the fluoroquinolones", 0), ("an ACE inhibitor", 1),
+    ("The loop diuretic.", 2),
+])
+def test_an_article_before_a_distinctive_part_is_filler(raw: str, gold: int) -> None:
+    # Playtest recheck of #24: "a fluoroquinolone", "the fluoroquinolones" scored 0 while "fluoroquinolone" scored 1.
+    assert read_choice(raw, CLASSES) == gold
+
+
+def test_an_article_never_joins_two_options_or_hides_a_letter_option() -> None:
+    assert read_choice("a fluoroquinolone or an ACE inhibitor", CLASSES) is None
+    assert read_choice("the class A", CHILD_PUGH) == 0 and read_choice("a class B", CHILD_PUGH) is None

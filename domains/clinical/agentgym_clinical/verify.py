@@ -66,7 +66,8 @@ def within_tolerance(value: float, gold: float, tolerance: dict[str, float]) -> 
 def number_error(submission: Any, gold: float, task: Task) -> str:
     """Why `submission` is not the number `gold` under `task`'s contract ("" when it is): one number, no unit or
     one of `metadata["units"]` (read by `same_unit`; with `metadata["grams_read_as_mg"]` also the same spellings
-    in g, read as 1,000 mg), within `metadata["tolerance"]` of `gold`."""
+    in g, read as 1,000 mg), within `metadata["tolerance"]` of `gold` or equal to `gold` rounded to
+    `metadata["decimals"]`."""
     quantity = split_quantity(submission)
     if quantity is None:
         return "holds no number: give one number"
@@ -79,7 +80,14 @@ def number_error(submission: Any, gold: float, task: Task) -> str:
             value *= 1000
         else:
             return f"is not one number {f'in {units[0]}' if units else 'without a unit'}"
-    return "" if within_tolerance(value, gold, task.metadata.get("tolerance", {})) else "is not the correct number"
+    if within_tolerance(value, gold, task.metadata.get("tolerance", {})):
+        return ""
+    # The exact value rounded as the prompt asks always scores, even where the rounding step is wider than the
+    # tolerance (15.45 rounded to 15 is 2.9% off a 2% band).
+    decimals = task.metadata.get("decimals")
+    if isinstance(decimals, int) and abs(value - round(gold, decimals)) <= 1e-9:
+        return ""
+    return "is not the correct number"
 
 
 @verifier("clinical_number")

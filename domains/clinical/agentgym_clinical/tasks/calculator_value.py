@@ -37,6 +37,12 @@ FACTORS: dict[str, tuple[float, ...]] = {
     "triglycerides": (1 / 0.01129, 88.5, 88.57), "lb": (2.2046, 2.2, 2.20462), "inch": (2.54, 2.54, 2.54),
 }
 VARIANTS = 3
+# Spellings of an asked unit that `same_unit` does not know as the same (playtest #41: "mOsm/kg H2O").
+UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "mOsm/kg": ("mOsm/kg H2O", "mOsm/kg water", "mOsmol/kg", "mOsmol/kg H2O", "mOsm/kg of water"),
+    "ms": ("msec", "millisecond", "milliseconds"),
+    "mL/min": ("mL/minute", "ml per minute"),
+}
 
 
 def _factors(variant: int) -> dict[str, float]:
@@ -293,7 +299,8 @@ def generate(seed: int = 0) -> list[Task]:
             tasks.append(number_task(
                 task_id=f"clinical-{FAMILY}-{question_digest(case.text)}", family=FAMILY,
                 split=split_of(f"calculator-case:{case.text}"), question=case.text, answer=case.value(_factors(0)),
-                unit=case.unit, units=() if case.unit else ("points", "point"), decimals=case.decimals, tolerance=case.tolerance, work=case.work,
+                unit=case.unit, units=UNIT_SPELLINGS.get(case.unit, ()) if case.unit else ("points", "point"),
+                decimals=case.decimals, tolerance=case.tolerance, work=case.work,
                 solution_prefix=[{"name": "calculate", "arguments": {"calculator": name, "inputs": case.inputs}}],
                 metadata={"fact": f"calculator-case:{case.text}", "calculator": name},
             ))

@@ -131,8 +131,8 @@ def number_contract(unit: str, decimals: int, tolerance: dict[str, float], *, gr
     if tolerance.get("abs"):
         allowances.append(f"{tolerance['abs']:g} {unit}".rstrip())
     larger = " (whichever is larger)" if len(allowances) > 1 else ""
-    allowed = (f"Answers within {' or '.join(allowances)}{larger} score 1" if allowances
-               else "Only the exact value scores 1")
+    allowed = (f"The exact value rounded so, and answers within {' or '.join(allowances)}{larger}, score 1"
+               if allowances else "Only the exact value scores 1")
     also = "; g also works, 1 g being 1,000 mg" if grams else ""
     unit_part = (f"in {unit}, rounded to {rounding}: the number alone or followed by its unit ({unit}{also}), "
                  "nothing else" if unit else f"rounded to {rounding}: the number alone")
