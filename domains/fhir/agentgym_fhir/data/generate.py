@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from agentgym_fhir.store import FhirStore
 
 REFERENCE_DATE = datetime(2024, 12, 31, 12, 0, 0)   # the generated world's "today"
-GENERATOR_VERSION = "agentgym-fhir-generator/4"  # bump whenever generated data changes
+GENERATOR_VERSION = "agentgym-fhir-generator/5"  # bump whenever generated data changes
 LAST_UPDATED = "2025-01-01T00:00:00Z"               # fixed, so that stores are byte-identical
 PRACTITIONER_SYSTEM = "urn:agentgym:fhir:practitioner"
 ORGANIZATION_SYSTEM = "urn:agentgym:fhir:organization"
@@ -1134,6 +1134,7 @@ OUTSIDE_UNITS = {"2345-7": ("mmol/L", "glucose", 1), "2160-0": ("umol/L", "creat
 OUTSIDE_SHARE = {"2345-7": 0.3, "2160-0": 0.25, "29463-7": 0.2}
 ERROR_CODES = ("2160-0", "2823-3", "2345-7", "4548-4", "2951-2", "98979-8")
 ERROR_CHANCES = (0.55, 0.3)  # a first result entered in error, then a second
+HELD_DRUGS, HELD_SHARE = ("ondansetron", "acetaminophen", "heparin", "metoprolol", "omeprazole"), 0.45
 AMENDED_SHARE, NAMESAKE_SHARE = 0.3, 0.1
 
 
@@ -1199,6 +1200,26 @@ def _make_messy(person: _Person, seed: int) -> None:
         if choices:
             chosen = rng.choice(_value_observations(person, rng.choice(choices)))
             chosen["status"] = rng.choice(["amended", "corrected"])
+    # A dose ordered during a stay but not given (held or refused): a MedicationAdministration with status
+    # not-done, of a drug the stay gave no other dose of, so "given during the stay" depends on the status.
+    for stay in [r for r in person.resources if r["resourceType"] == "Encounter" and r["class"]["code"] == "IMP"]:
+        reference = f"Encounter/{stay['id']}"
+        given = {r["medicationCodeableConcept"]["coding"][0]["code"] for r in person.resources
+                 if r["resourceType"] == "MedicationAdministration" and (r.get("context") or {}).get("reference") == reference}
+        held = [key for key in HELD_DRUGS if DRUGS[key].rxcui not in given]
+        if not given or not held or rng.random() >= HELD_SHARE:
+            continue
+        drug = DRUGS[rng.choice(held)]
+        start = datetime.fromisoformat(stay["period"]["start"].replace("Z", ""))
+        route_code, route_display = ROUTES[drug.route]
+        person.add({
+            "resourceType": "MedicationAdministration", "id": _uuid(rng), "status": "not-done",
+            "statusReason": [{"text": rng.choice(["Patient refused", "Held: nil by mouth", "Held by the physician"])}],
+            "medicationCodeableConcept": _concept(RXNORM, drug.rxcui, drug.name, drug.display),
+            "subject": person.subject(), "context": {"reference": reference},
+            "effectiveDateTime": iso(start + timedelta(hours=rng.randint(3, 30))),
+            "dosage": {"route": _concept(SNOMED, route_code, route_display), "dose": _quantity(drug.dose, drug.unit)},
+        })
     # Two patients of a pair of neighbouring indexes share a name when both draw it (same sex: same given names).
     pair = random.Random(f"{seed}:namesake:{person.index // 2}")
     if pair.random() < NAMESAKE_SHARE:

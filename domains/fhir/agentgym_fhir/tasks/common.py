@@ -357,9 +357,10 @@ def balance(candidates: list[tuple[Any, Any]], rng: random.Random) -> list[Any]:
 #        + 2 for each trap the answer depends on (metadata["traps"]: a result entered in error that a naive
 #          reading would take, a unit to convert, a value on a window's or a rule's edge, a derived age that
 #          differs from a stored one, a page the answer needs past the first, a patient named by name and birth
-#          date whose name another patient shares)
+#          date whose name another patient shares, a dose recorded as not given)
 # easy: work <= 2; medium: 3 to 5; hard: 6 or more.
-TRAPS = ("entered_in_error", "unit_conversion", "window_edge", "rule_edge", "derived_value", "paging", "namesake")
+TRAPS = ("entered_in_error", "unit_conversion", "window_edge", "rule_edge", "derived_value", "paging", "namesake",
+         "not_given")
 HARD_WORK, MEDIUM_WORK = 6, 3
 _TYPE_OF_CALL = {"latest_observation": "Observation", "observation_history": "Observation",
                  "medication_list": "MedicationRequest", "problem_list": "Condition", "fhir_read": None,

@@ -65,6 +65,9 @@ def build(ctx: Context) -> list[Task]:
             assert started is not None
             who, find, traps = identify(ctx, record)
             traps += ["paging"] if len(given) > PAGE else []
+            if any((a.get("context") or {}).get("reference") == reference and a.get("status") != "completed"
+                   for a in record.administrations):
+                traps.append("not_given")  # a dose held or refused: its drug was not given
             if any(code in active for code, _name in drugs):
                 traps.append("derived_value")  # a drug given in the stay is on today's list under another order
             pages = [call("fhir_search", resource_type="MedicationAdministration",
