@@ -32,6 +32,7 @@ def all_tasks(backend: str) -> list[Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)  # about 3,700 episodes: 1-2 hours on a loaded 2-core machine
 def test_the_oracle_solves_every_generated_task(make_cli_env: Any, all_tasks: list[Any]) -> None:
     assert len(all_tasks) >= 3000
     assert not _failures(make_cli_env(tasks=all_tasks), all_tasks)
@@ -45,6 +46,7 @@ def test_split(backend: str) -> list[Any]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # about 950 episodes: 15-40 minutes here
 def test_the_oracle_solves_every_task_of_the_test_split(make_cli_env: Any, test_split: list[Any]) -> None:
     """Issue 30: the hard tier stays code-verified. Every test task (the 300 hard ones among them) is replayed."""
     assert len({task.prompt for task in test_split}) >= 400
