@@ -116,7 +116,7 @@ def test_hard_prompts_state_their_answer_contract(test_env: SqlEnv) -> None:
             if isinstance(task.answer[0][0], float):
                 assert "rounded to 2 decimals" in task.prompt, task.id
         else:
-            assert "tie, return them all" in task.prompt and "Rows may come in any order" in task.prompt, task.id
+            assert "one row each" in task.prompt and "Rows may come in any order" in task.prompt, task.id
 
 
 def test_turn_budget_fits_the_hard_tier(test_env: SqlEnv) -> None:

@@ -119,3 +119,52 @@ def test_a_one_cell_answer_may_be_written_as_the_result_table(test_env: SqlEnv) 
         test_env.reset(options={"task_id": task.id})
         _obs, reward, *_ = test_env.step({"name": "submit_answer", "arguments": {"value": answer}})
         assert reward == expected, (task.id, answer)
+
+
+def test_money_rounded_to_2_decimals_is_matched_to_the_cent(test_env: SqlEnv) -> None:
+    """Playtest #24 and #27: a relative 1e-4 let a total off by $11.60 (a whole missing line) score 1 on a
+    question that asks for 2 decimals. Such tasks now match within one cent."""
+    task = next(task for task in test_env.task_set if task.family == "revenue")
+    assert task.verifier.params["decimals"] == 2 and "rounded to 2 decimals" in task.prompt
+    gold = task.answer[0][0]
+    right = [gold, f"{gold:.2f}", f"${gold:,.2f}", f"{gold:.2f} USD", gold + 0.004, gold - 0.01, [[gold]]]
+    wrong = [gold + 0.02, round(gold, 1) + 0.05, gold * (1 + 4e-5), round(gold), f"{gold - 11.6:.2f}"]
+    for answer, expected in [(item, 1.0) for item in right] + [(item, 0.0) for item in wrong]:
+        test_env.reset(options={"task_id": task.id})
+        _obs, reward, *_ = test_env.step({"name": "submit_answer", "arguments": {"value": answer}})
+        assert reward == expected, (task.id, answer)
+
+
+def test_no_task_is_a_count_of_nothing(test_env: SqlEnv) -> None:
+    """Playtest #31: a count of 0 is answered by any query that matches nothing (a misspelt city included)."""
+    assert not [task.id for task in test_env.task_set if task.answer == [[0]]]
+
+
+def test_a_set_operation_is_not_answered_by_one_of_its_sides(test_env: SqlEnv) -> None:
+    """Playtest #34: an EXCEPT that removes nothing was answered by its first operand alone."""
+    played = 0
+    for task in test_env.task_set:
+        gold = task.metadata["gold_sql"]["sqlite"]
+        operation = next((word for word in (" EXCEPT ", " INTERSECT ", " UNION ") if word in gold), None)
+        if task.family != "set_ops" or operation is None or task.verifier.params["mode"] != "sql":
+            continue
+        for side in gold.split(operation):
+            test_env.reset(options={"task_id": task.id})
+            _obs, reward, *_ = test_env.step({"name": "submit", "arguments": {"sql": side}})
+            assert reward == 0.0, (task.id, side)
+        played += 1
+    assert played >= 20
+
+
+def test_order_gaps_refuses_keeping_duplicate_records_apart(test_env: SqlEnv) -> None:
+    """Playtest #19 and #29: on the one-top-customer question, ignoring merged records still scored 1. The family
+    now asks for every customer past a threshold, and each task's data makes the merge change the answer."""
+    tasks = [task for task in test_env.task_set if task.family == "order_gaps"]
+    assert len(tasks) >= 20
+    for task in tasks[::3]:
+        gold = task.metadata["gold_sql"]["sqlite"]
+        apart = gold.replace("COALESCE(c.merged_into, c.customer_id) AS customer", "c.customer_id AS customer")
+        assert apart != gold
+        test_env.reset(options={"task_id": task.id})
+        _obs, reward, *_ = test_env.step({"name": "submit", "arguments": {"sql": apart}})
+        assert reward == 0.0, task.id

@@ -345,8 +345,10 @@ def _one_cell(value: Any) -> Any:
     return value
 
 
-def answer_cell_matches(got: Any, gold: Any) -> bool:
-    """One typed cell against one gold cell (see the module docstring for the rules)."""
+def answer_cell_matches(got: Any, gold: Any, decimals: int | None = None) -> bool:
+    """One typed cell against one gold cell (see the module docstring for the rules). Where the task asks for
+    `decimals` places, a float gold is matched within one unit of the last place (0.01 for 2), not relatively:
+    on a large total a relative tolerance would hide a whole missing line."""
     if isinstance(got, (list, tuple, dict)):
         return False
     if gold is None:
@@ -357,6 +359,9 @@ def answer_cell_matches(got: Any, gold: Any) -> bool:
         number = parse_number(got)
         return number is not None and number == gold
     if isinstance(gold, float):
+        if decimals is not None:
+            number = parse_number(got)
+            return number is not None and abs(number - gold) <= 10.0 ** -decimals * (1 + 1e-9)
         return numbers_match(got, gold, rel_tol=ANSWER_REL_TOL)
     if normalize_text(got) == normalize_text(gold):
         return True
@@ -364,14 +369,20 @@ def answer_cell_matches(got: Any, gold: Any) -> bool:
     return gold_date is not None and parse_date(got) == gold_date
 
 
-def _answer_row_matches(got: Sequence[Any], gold: Sequence[Any]) -> bool:
-    return bipartite_match(list(got), list(gold), answer_cell_matches)  # cells of one row in any order
+def _answer_row_matches(got: Sequence[Any], gold: Sequence[Any], decimals: int | None = None) -> bool:
+    return bipartite_match(list(got), list(gold),  # cells of one row in any order
+                           lambda cell, wanted: answer_cell_matches(cell, wanted, decimals))
 
 
 def answer_matches(value: Any, gold_rows: Sequence[Row], *, ordered: bool = False,
-                   distinct: bool = False) -> bool:
+                   distinct: bool = False, decimals: int | None = None) -> bool:
     """Whether a typed answer holds exactly the gold result's rows (in order when `ordered`; each distinct row
-    once, repeats allowed, when `distinct`, as set match reads a result)."""
+    once, repeats allowed, when `distinct`, as set match reads a result; floats to `decimals` places when the task
+    asks for them)."""
+
+    def same(got: Sequence[Any], gold: Sequence[Any]) -> bool:
+        return _answer_row_matches(got, gold, decimals)
+
     rows = answer_rows(value, gold_rows)
     if rows is not None and distinct:
         gold_rows = list(dict(zip(_keys(gold_rows), gold_rows)).values())
@@ -384,8 +395,8 @@ def answer_matches(value: Any, gold_rows: Sequence[Row], *, ordered: bool = Fals
     if rows is None or len(rows) != len(gold_rows):
         return False
     if ordered:
-        return all(_answer_row_matches(got, gold) for got, gold in zip(rows, gold_rows))
-    return bipartite_match(rows, list(gold_rows), _answer_row_matches)
+        return all(same(got, gold) for got, gold in zip(rows, gold_rows))
+    return bipartite_match(rows, list(gold_rows), same)
 
 
 # ------------------------------------------------------------------------------------- the verifier
@@ -398,13 +409,15 @@ def row_limit(golds: Sequence[Sequence[Row]], match: str) -> int:
 @verifier("sql_execution")
 def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, match: str = "set",
                   mode: str = "sql", alternatives: Sequence[str] = (), order_key: Sequence[int] = (),
-                  order_sql: str | None = None, limited: bool = False, column_order: str = "any") -> Score:
+                  order_sql: str | None = None, limited: bool = False, column_order: str = "any",
+                  decimals: int | None = None) -> Score:
     """Score a `submit(sql)` on a query task by execution accuracy (`match`: set, multiset or ordered), or a
     `submit_answer(value)` on an answer task by comparing the value with the gold result. Either gold (the
     task's, or one of `alternatives`) may be matched; with `order_key` (and `order_sql`, `limited`) a result
     that differs from the task's gold only in how ties on the sort key were broken matches too. With
     `column_order="any"` (the default) a result whose columns come in another order matches too; a task whose
-    prompt fixes the order sets `column_order="fixed"`."""
+    prompt fixes the order sets `column_order="fixed"`. An answer task whose prompt asks for `decimals` places
+    matches a float within one unit of the last place."""
     if match not in MATCHES:
         raise ValueError(f"task {task.id}: match must be one of {MATCHES}, got {match!r}")
     if column_order not in COLUMN_ORDERS:
@@ -418,8 +431,8 @@ def sql_execution(task: Task, submission: Any, state: SqlEpisode | None, *, matc
     if mode == "answer":
         if "answer" not in submission:
             return Score(0.0, {"answer_match": 0.0}, "this question asks for a value: call submit_answer(value)")
-        ok = any(answer_matches(submission["answer"], gold, ordered=match == "ordered", distinct=match == "set")
-                 for gold in state.golds())
+        ok = any(answer_matches(submission["answer"], gold, ordered=match == "ordered", distinct=match == "set",
+                                decimals=decimals) for gold in state.golds())
         return Score(float(ok), {"answer_match": float(ok)}, "" if ok else "the answer differs from the gold result")
     if "sql" not in submission:
         return Score(0.0, {"executes": 0.0, **{m: 0.0 for m in MATCHES}},

@@ -47,7 +47,7 @@ from . import (
     windows,
 )
 from .base import Context, Draft, answer_contract
-from .difficulty import level, points
+from .difficulty import level, points, rounded_places
 
 FAMILY_MODULES = (filters, aggregates, group_having, joins, nested, windows, dates, topk_ties, nulls, set_ops,
                   revenue, rollups, org_chart, receivables, customer_dedup, order_gaps)
@@ -55,7 +55,7 @@ FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
 DIALECTS = ("sqlite", "duckdb", "postgres")
 MAX_ANSWER_ROWS = 200
 MAX_GOLD_STEPS = DEFAULT_MAX_STEPS // GOLD_STEP_SHARE  # a gold costs at most a tenth of an agent's query limit
-TASKS_VERSION = 10  # bump when families change so cached task files are regenerated
+TASKS_VERSION = 11  # bump when families change so cached task files are regenerated
 
 SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
                    "answers the question. Only the result's values are compared: column names do not matter, and "
@@ -88,6 +88,7 @@ def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[
     else:
         solution = [{"name": "submit", "arguments": {"sql": draft.gold}}]
     score = points(draft.gold, draft.traps)
+    decimals = rounded_places(draft.gold) if draft.answer_mode else None
     return Task(
         id=f"sql-{database}-{draft.family}-{number:04d}",
         domain="sql",
@@ -98,7 +99,8 @@ def _task(draft: Draft, database: str, split: str, number: int, rows: list[list[
         solution=solution,
         verifier=VerifierSpec(name="sql_execution", params={
             "match": draft.match, "mode": "answer" if draft.answer_mode else "sql",
-            **({"column_order": "fixed"} if draft.column_order == "fixed" else {})}),
+            **({"column_order": "fixed"} if draft.column_order == "fixed" else {}),
+            **({"decimals": decimals} if decimals is not None else {})}),
         metadata={"database": database, "db_seed": db_seed, "dialect": "sqlite", "gold_sql": gold,
                   "question": draft.question, "evidence": draft.evidence, "answer_format": ANSWER_FORMAT,
                   "difficulty_points": score, "traps": len(draft.traps), "generator_level": draft.difficulty,
@@ -155,6 +157,8 @@ def generate(seed: int = 0, *, split: str | None = None, families: Sequence[str]
                                            f"{error}") from error
                     if not rows or len(rows) > MAX_ANSWER_ROWS or all(c is None for r in rows for c in r):
                         continue
+                    if rows == [[0]]:  # a count of nothing: every query that matches nothing would answer it
+                        continue
                     if steps > MAX_GOLD_STEPS:  # the gold must sit far below the env's query limit
                         too_costly.append(f"{name}/{module.FAMILY}: {steps:,} steps: {draft.gold[:200]}")
                         continue
@@ -179,7 +183,8 @@ def _answered_by_decoy(context: Context, draft: Draft, rows: list[list[Any]]) ->
         if draft.answer_mode:  # the tolerance a typed answer gets
             value = [cell for row in result for cell in row] if len(result) * len(result[0] if result else ()) > 1 \
                 else (result[0][0] if result else None)
-            if answer_matches(value, rows, ordered=draft.match == "ordered", distinct=draft.match == "set"):
+            if answer_matches(value, rows, ordered=draft.match == "ordered", distinct=draft.match == "set",
+                              decimals=rounded_places(draft.gold)):
                 return True
         elif compare(result, rows)[draft.match]:
             return True

@@ -1,4 +1,5 @@
-"""A task's difficulty, measured from its gold query and its traps rather than guessed per template.
+"""A task's difficulty, measured from its gold query and its traps rather than guessed per template; and the
+rounding its gold states.
 
 The proxy (docs/sql.md, "Difficulty"): one point per distinct table the gold reads, two for a recursive CTE,
 one for a window function, and one per trap the data sets (each of the draft's `traps`: the query that misses
@@ -32,3 +33,15 @@ def level(score: int) -> str:
         if score <= most:
             return name
     return "hard"
+
+
+def rounded_places(gold: str) -> int | None:
+    """The decimal places the gold's result is rounded to (`ROUND(x, 2)` among its outermost columns), else None.
+    An answer task's prompt states that rounding, and its verifier then matches to that place."""
+    tree = sqlglot.parse_one(gold, read="sqlite")
+    places = []
+    for column in getattr(tree, "expressions", ()):
+        node = column.this if isinstance(column, exp.Alias) else column
+        if isinstance(node, exp.Round) and isinstance(node.args.get("decimals"), exp.Literal):
+            places.append(int(node.args["decimals"].this))
+    return min(places) if places else None

@@ -32,7 +32,7 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 "INTERSECT": f"Which {words} values appear among both {left.plural} and {right.plural}?",
                 "EXCEPT": f"Which {words} values appear among {left.plural} but never among {right.plural}?",
             }[operation] + " List each value once, exactly as stored."
-            drafts.append(Draft(FAMILY, question, gold, difficulty="moderate",
+            drafts.append(Draft(FAMILY, question, gold, difficulty="moderate", decoys=_operands(gold, operation),
                                 notes=("A missing (NULL) value is not a value: leave it out."
                                        if keep_a or keep_b else "",)))
             continue
@@ -63,5 +63,11 @@ def generate(ctx: Context, count: int) -> list[Draft]:
                 f"among {table.plural} {second.phrase}."))),
         }[operation]
         drafts.append(Draft(FAMILY, question, gold, difficulty="moderate" if operation == "UNION" else "challenging",
-                            evidence=with_evidence(rng, first, second)))
+                            evidence=with_evidence(rng, first, second), decoys=_operands(gold, operation)))
     return drafts
+
+
+def _operands(gold: str, operation: str) -> tuple[str, ...]:
+    """Each side of the set operation alone: where one of them is the answer (an EXCEPT that removes nothing,
+    playtest #34), the question does not test its operation."""
+    return tuple(gold.split(f" {operation} "))
