@@ -171,6 +171,29 @@ def test_the_first_failing_commit_is_what_running_the_check_at_every_commit_find
     assert passes.index(False) == fixture.facts["history_first_failing"]
 
 
+def test_the_first_failing_gold_reads_every_commit_in_one_git_call(tmp_path: Path) -> None:
+    """Playtest blocker (14:50): the gold's checkout-and-run loop took 15-20 s of the 20 s shell limit on a loaded
+    machine. The gold now reads all versions with one `git cat-file --batch`: its answer is right, its cost a
+    few process starts whatever the history's length."""
+    import time
+
+    fixture = _test_workspaces(4)[0]
+    for entry in fixture.files("history/"):
+        target = tmp_path / entry.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(entry.data)
+    (spec,) = [spec for spec in _specs(fixture, "git_history") if spec.template == "first_failing"]
+    command = spec.steps[0]["arguments"]["command"]
+    assert "checkout" not in command and '"cat-file", "--batch"' in command
+    started = time.monotonic()
+    done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True,
+                          env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    elapsed = time.monotonic() - started
+    ids = fixture.facts["history_ids"]
+    assert done.stdout.strip() == ids[fixture.facts["history_first_failing"]]  # type: ignore[index]
+    assert elapsed < 10, elapsed  # a fraction of a second when idle
+
+
 def test_a_binary_search_trap_is_only_claimed_where_it_misleads() -> None:
     assert bisect([True, True, False, False]) == 2
     assert bisect([True, False, True, True, False, False]) == 4  # lands on the later break, not index 1

@@ -19,6 +19,40 @@ from agentgym_cli.tasks.base import TaskSpec, shell, write
 FAMILY = "git_history"
 
 
+# The gold: every commit's calc.py and check.py read by one `git cat-file --batch`, each check run in-process
+# (a fresh module per commit). A few hundred milliseconds however long the history, so the gold stays far below
+# the shell's time limit on a loaded machine (a checkout and a Python start per commit took 15-20 s there).
+FIRST_FAILING = r"""
+import contextlib, io, subprocess, sys, types
+def git(*args, data=None):
+    return subprocess.run(["git", "-C", "history", *args], input=data, capture_output=True, check=True).stdout
+ids = git("rev-list", "--reverse", "main").decode().split()
+out = git("cat-file", "--batch", data="".join(f"{c}:calc.py\n{c}:check.py\n" for c in ids).encode())
+blobs, position = [], 0
+while position < len(out):
+    end = out.index(b"\n", position)
+    size = int(out[position:end].split()[2])
+    blobs.append(out[end + 1:end + 1 + size].decode())
+    position = end + 2 + size
+def passes(calc, check):
+    module = types.ModuleType("calc")
+    sys.modules["calc"] = module
+    try:
+        exec(compile(calc, "calc.py", "exec"), module.__dict__)
+    except Exception:
+        return False
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # check.py prints PASS or FAIL
+            exec(compile(check, "check.py", "exec"), {"__name__": "__main__"})
+    except SystemExit as stop:
+        return stop.code in (None, 0)
+    except Exception:
+        return False
+    return True
+print(next(c for i, c in enumerate(ids) if not passes(blobs[2 * i], blobs[2 * i + 1])))
+"""
+
+
 def bisect(passes: list[bool]) -> int:
     """Where a binary search lands that takes the first commit as good and the newest failing one as bad."""
     good, bad = 0, max(index for index, ok in enumerate(passes) if not ok)
@@ -83,9 +117,7 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
         traps.append("HEAD passes: the break was repaired later")
     if bisect(passes) != first:
         traps.append("a binary search lands on a later break")
-    command = ("cd history && for c in $(git rev-list --reverse main); do git checkout -q \"$c\" && "
-               "if ! python3 -B check.py >/dev/null 2>&1; then found=$c; break; fi; done; git checkout -q main; "
-               "cd ..; echo \"$found\"")
+    command = "python3 - <<'AGENTGYM_GOLD'\n" + FIRST_FAILING + "AGENTGYM_GOLD"
     restore = _restore(fixture, ids, passes)
     return [*([restore] if restore is not None else []), TaskSpec(FAMILY, "first_failing", f"The git repository `history/` has {len(ids)} commits on `main`. "
                      "Which is the oldest commit of `main` at which `python3 check.py` (run in `history/`) exits "
