@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -94,6 +95,77 @@ def _unknown_tool(name: str, tools: dict[str, ToolSpec]) -> LocalMistake:
     return LocalMistake(f"unknown tool {name[:60]!r}{hint}; tools: {', '.join(tools)} (:tools shows arguments)")
 
 
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
+
+
+def _read_value(text: str, start: int) -> tuple[str, int] | None:
+    """The value that starts at `start` and the index after it: a quoted text without its quotes (backslash
+    escapes a double quote's next character, as in a shell), a JSON array or object as typed (brackets balanced,
+    their strings kept whole), or a bare word up to the next space. None for an unclosed quote or bracket."""
+    if start >= len(text):
+        return "", start
+    opening = text[start]
+    if opening in "'\"":
+        chars: list[str] = []
+        index = start + 1
+        while index < len(text):
+            char = text[index]
+            if char == opening:
+                return "".join(chars), index + 1
+            if char == "\\" and opening == '"' and index + 1 < len(text):
+                index += 1
+                char = text[index]
+            chars.append(char)
+            index += 1
+        return None
+    if opening in "[{":
+        depth, index, in_string = 0, start, False
+        while index < len(text):
+            char = text[index]
+            if in_string:
+                if char == "\\":
+                    index += 1
+                elif char == '"':
+                    in_string = False
+            elif char == '"':
+                in_string = True
+            elif char in "[{":
+                depth += 1
+            elif char in "]}":
+                depth -= 1
+                if depth == 0:
+                    return text[start:index + 1], index + 1
+            index += 1
+        return None
+    end = start
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    return text[start:end], end
+
+
+def _keyed_arguments(rest: str, spec: ToolSpec) -> dict[str, Any] | None:
+    """`key=value key=value` for keys the tool takes, or None when the line is not in that form. A value may be
+    quoted ('ls -la'), a JSON array or object with spaces in it (params={"patient": "x"}), or one word."""
+    arguments: dict[str, Any] = {}
+    index = 0
+    while index < len(rest):
+        match = _KEY.match(rest, index)
+        if match is None or match.group(1) not in (spec.properties or {match.group(1)}):
+            return None
+        key = match.group(1)
+        read = _read_value(rest, match.end())
+        if read is None:
+            raise LocalMistake(f"an unclosed quote or bracket in {key}=...; close it, or type the call as JSON: "
+                               f"{spec.usage()}")
+        arguments[key] = _value(read[0], spec.properties.get(key))
+        index = read[1]
+        if index < len(rest) and not rest[index].isspace():
+            return None  # a value glued to more text (key=a'b): not this form
+        while index < len(rest) and rest[index].isspace():
+            index += 1
+    return arguments or None
+
+
 def parse_line(line: str, tools: dict[str, ToolSpec], *, code: bool = False) -> Any:
     """Turn one typed line into an action for `env.step`, or raise `LocalMistake`.
 
@@ -109,27 +181,17 @@ def parse_line(line: str, tools: dict[str, ToolSpec], *, code: bool = False) -> 
     rest = rest.strip()
     if first in tools:
         spec = tools[first]
-        try:
-            tokens = shlex.split(rest)
-        except ValueError as error:
-            tokens = None
-            # An unclosed quote where key=value or a quoted value starts is a typing slip, never a value to send;
-            # an apostrophe inside free text for a one-argument tool ("Crohn's disease") is the text itself.
-            keyed = rest.partition("=")[0] in spec.properties
-            if keyed or rest[:1] in "'\"" or spec.single_argument is None:
-                raise LocalMistake(f"an unclosed quote ({error}); close it, or type the call as JSON: {spec.usage()}") from None
-        keyword = tokens is not None and all(
-            token.partition("=")[1] and token.partition("=")[0] in (spec.properties or {token.partition("=")[0]})
-            for token in tokens)
-        if tokens is not None and keyword:
-            arguments = {key: _value(value, spec.properties.get(key))
-                         for key, _, value in (token.partition("=") for token in tokens)}
-        elif rest and spec.single_argument is not None:
-            # One argument: the rest of the line is its value (unquoted when it is a single quoted token).
+        arguments = _keyed_arguments(rest, spec) if rest else {}
+        if arguments is None and rest and spec.single_argument is not None:
+            # One argument: the rest of the line is its value; a value that is one quoted text or one JSON array
+            # or object (`submit ["a","b"]`) is read as such, anything else is sent as typed ("Crohn's disease").
             name = spec.single_argument
-            arguments = {name: _value(tokens[0], spec.properties.get(name)) if tokens is not None and len(tokens) == 1
-                         else rest}
-        else:
+            read = _read_value(rest, 0)
+            if read is None and rest[0] in "'\"":
+                raise LocalMistake(f"an unclosed quote; close it, or type the call as JSON: {spec.usage()}")
+            whole = read is not None and read[1] == len(rest)
+            arguments = {name: _value(read[0], spec.properties.get(name)) if whole and read is not None else rest}
+        elif arguments is None:
             raise LocalMistake(f"write the arguments as key=value: {spec.usage()}")
         missing = [name for name in spec.required if name not in arguments]
         if missing:

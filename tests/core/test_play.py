@@ -128,3 +128,20 @@ def test_a_list_typed_as_key_value_is_what_a_model_would_send() -> None:
     assert parse_line(raw, tools) == raw
     result = play(":help", ":quit")
     assert 'JSON when it reads as JSON (3, true, ["a", "b"] is a list)' in result.output
+
+
+def test_json_values_are_typed_as_a_model_would_send_them() -> None:
+    """Playtest finding: `submit ["a","b"]` and `answer=["a","b"]` lost their quotes to shell-style splitting and
+    sent the text "[a,b]"; a key=value whose value is JSON with spaces fell back to the one-argument form."""
+    tools = {"submit": ToolSpec("submit", "", {"answer": {}}, ["answer"]),
+             "fhir_search": ToolSpec("fhir_search", "", {"resource_type": {"type": "string"}, "params": {}},
+                                     ["resource_type"])}
+    assert parse_line('submit ["a","b"]', tools)["arguments"] == {"answer": ["a", "b"]}
+    assert parse_line('submit answer=["a","b"]', tools)["arguments"] == {"answer": ["a", "b"]}
+    assert parse_line('submit ["a b", "c"]', tools)["arguments"] == {"answer": ["a b", "c"]}
+    assert parse_line('fhir_search resource_type=Observation params={"patient": "x", "code": "4548-4"}',
+                      tools)["arguments"] == {"resource_type": "Observation",
+                                              "params": {"patient": "x", "code": "4548-4"}}
+    assert parse_line("submit 105 mg/dL", tools)["arguments"] == {"answer": "105 mg/dL"}
+    with pytest.raises(LocalMistake, match="unclosed quote or bracket"):
+        parse_line('fhir_search resource_type=Observation params={"patient": "x"', tools)
