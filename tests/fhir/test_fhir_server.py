@@ -253,3 +253,25 @@ def test_every_error_a_client_can_hit_is_an_operation_outcome(server: FhirHTTPSe
     assert status == 400 and "Content-Length 'ten' is not a byte count" in outcome["issue"][0]["diagnostics"]
     status, outcome = _raw_bytes(server, b"GET /fhir/Patient HTTP/1.1 extra\r\nConnection: close\r\n\r\n")
     assert status == 400 and outcome["resourceType"] == "OperationOutcome"
+
+
+def test_sixty_four_clients_connecting_at_once_are_all_answered(server: FhirHTTPServer) -> None:
+    """The listen backlog holds a burst of connections (a backlog of 5 reset some of 64); bench/fhir_server.py
+    measures the keep-alive latency that TCP_NODELAY fixed."""
+    import threading
+
+    answered: list[int] = []
+
+    def read() -> None:
+        try:
+            with urllib.request.urlopen(f"{server.url}/Patient/p1", timeout=60) as response:
+                answered.append(response.status)
+        except OSError:
+            answered.append(-1)
+
+    threads = [threading.Thread(target=read) for _ in range(64)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answered == [200] * 64

@@ -112,6 +112,9 @@ class FhirRequestHandler(BaseHTTPRequestHandler):
 
     server: FhirHTTPServer
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes: with Nagle's algorithm on, the second waits for the client's
+    # delayed ACK (about 40 ms) on every keep-alive response.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.verbose:
@@ -330,6 +333,7 @@ class FhirHTTPServer(ThreadingHTTPServer):
     used when a request's ``Prefer`` header does not choose one (``lenient``, as FHIR recommends, or ``strict``)."""
 
     daemon_threads = True
+    request_queue_size = 256  # the listen backlog: 64 clients connecting at once are all answered (default 5)
 
     def __init__(self, address: tuple[str, int], target: FhirStore | Episode, base_path: str = "/fhir",
                  verbose: bool = False, handling: str = "lenient") -> None:
