@@ -21,7 +21,6 @@ from pathlib import Path
 
 import httpx
 from _timing import figure
-
 from agentgym_fhir.data.generate import generate_store
 from agentgym_fhir.server import make_server
 
