@@ -54,3 +54,19 @@ def test_a_converted_answer_is_rounded_in_its_own_unit(submission: str, expected
     score = score_answer(8.0, submission, kind="number", tolerance=0.011, unit="mg/dL", require_unit=True,
                          analyte="cholesterol")
     assert score.value == expected, submission
+
+
+# #26: a total daily dose asked in mg, written as a rate per day
+@pytest.mark.parametrize(("submission", "expected"), [
+    ("1800 mg", 1.0), (1800, 1.0), ("1800 mg/day", 1.0), ("1800 mg/d", 1.0), ("1800 mg daily", 1.0),
+    ("1800 mg per day", 1.0), ("1.8 g/day", 1.0), ("1800 mg a day", 1.0),
+    ("900 mg/day", 0.0), ("600 mg three times daily", 0.0), ("1800 mg/h", 0.0), ("1800 mg/week", 0.0),
+])
+def test_a_daily_dose_may_be_written_per_day(submission: object, expected: float) -> None:
+    score = score_answer(1800, submission, kind="number", tolerance=0, unit="mg", daily=True)
+    assert score.value == expected, submission
+
+
+@pytest.mark.parametrize("submission", ["600 mg three times daily", "600 mg TID", "300 mg every 8 hours", "600 mg twice a day"])
+def test_a_dose_per_administration_is_not_the_daily_total(submission: str) -> None:
+    assert score_answer(600, submission, kind="number", tolerance=0, unit="mg", daily=True).value == 0.0

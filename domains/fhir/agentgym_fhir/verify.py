@@ -195,8 +195,9 @@ def numbers_close(number: float, gold: float, *, tolerance: float, relative: boo
 # ------------------------------------------------------------------------------------------- answers
 def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.0, relative: bool = False,
                  unit: str | None = None, require_unit: bool = False, analyte: str | None = None,
-                 alternatives: list[Any] | None = None) -> Score:
-    """Score `submission` against `gold` by answer kind (see the module docstring)."""
+                 alternatives: list[Any] | None = None, daily: bool = False) -> Score:
+    """Score `submission` against `gold` by answer kind (see the module docstring). `daily`: the gold is an
+    amount a day (a total daily dose in `unit`), so a unit per day ("mg/day", "mg/d", "mg daily") is `unit`."""
     if kind == "none":
         ok = is_none_answer(submission)
         return Score(float(ok), message="" if ok else "expected an answer saying none was found")
@@ -206,7 +207,9 @@ def score_answer(gold: Any, submission: Any, *, kind: str, tolerance: float = 0.
         ok = is_none_answer(submission)
         return Score(float(ok), message="" if ok else "nothing matches; the answer should say none was found")
     if kind == "number":
-        number, stated = read_quantity(submission)
+        if daily and isinstance(submission, str) and _DIVIDED.search(submission):
+            return Score(0.0, message="a dose per administration; the task asks for the total a day")
+        number, stated = read_quantity(_per_day_read(submission) if daily else submission)
         if number is None:
             return Score(0.0, message="no single number in the submission")
         slack = 0.0
@@ -272,6 +275,23 @@ def _in_unit(number: float, stated: str, unit: str, analyte: str | None) -> floa
         return units.convert(number, stated, unit, analyte)
     except units.UnitError:
         return None
+
+
+# "1800 mg/day", "1800 mg/d", "1800 mg daily", "1800 mg per day", "1800 mg a day", "1.8 g/24 h".
+_PER_DAY = re.compile(r"^(.*?\S)\s*(?:/\s*(?:d|day|24\s*h)|\s(?:daily|per\s+day|a\s+day|each\s+day|every\s+day))\s*\.?$",
+                      re.IGNORECASE)
+
+
+# A dose per administration ("600 mg three times daily", "300 mg every 8 hours"), not an amount a day.
+_DIVIDED = re.compile(r"\b(?:times|twice|thrice|bid|tid|qid|q\d+h|every|each\s+dose|per\s+dose)\b", re.IGNORECASE)
+
+
+def _per_day_read(submission: Any) -> Any:
+    """A daily amount's answer with its "per day" taken off the unit (the gold is already an amount a day)."""
+    if not isinstance(submission, str):
+        return submission
+    found = _PER_DAY.match(answers.fold_unicode(submission).strip())
+    return found.group(1) if found else submission
 
 
 def _written_decimals(submission: Any) -> int:

@@ -37,6 +37,7 @@ LABS = {"2823-3": ("potassium", "mmol/L", None), "2160-0": ("creatinine", "mg/dL
         "2345-7": ("glucose", "mg/dL", "glucose"), "2951-2": ("sodium", "mmol/L", None),
         "6690-2": ("white blood cell count", "10*3/uL", None), "718-7": ("hemoglobin", "g/dL", None)}
 WINDOWS = (7, 14, 30, 60, 90, 180, 365, 730)
+MIN_DAYS, MAX_DAYS = 7, 730
 # How far a converted value may be off when the agent converts with a rounded factor (18 for glucose, 88.4 for
 # creatinine) instead of the molar mass the record's conversion uses.
 CONVERSION_SLACK = {"glucose": 0.5, "creatinine": 0.002}
@@ -59,10 +60,13 @@ def _in_unit(reading: Reading, unit: str, analyte: str | None) -> float:
 def _window(ctx: Context, record: PatientRecord, code: str, admitted: date,
             least: int) -> tuple[int, list[Reading], bool, bool] | None:
     """A window length holding at least `least` valid readings, with those readings, whether one falls on its
-    first day and whether a result entered in error falls inside; windows with an edge or an error are
-    preferred, so the rules of the prompt decide the answer. None when no window holds enough readings."""
+    first day and whether a result entered in error falls inside. Lengths are the round `WINDOWS` and those that
+    put a result exactly on the first day; windows with an edge or an error are preferred (80%), so the rules
+    of the prompt decide the answer. None when no window holds enough readings."""
     options = []
-    for days in WINDOWS:
+    # Besides the round windows, every length that puts a valid result exactly on the window's first day.
+    edges = {(admitted - r.day).days for r in record.series(code) if MIN_DAYS <= (admitted - r.day).days <= MAX_DAYS}
+    for days in sorted(set(WINDOWS) | edges):
         start = admitted - timedelta(days=days)
         inside = [r for r in record.series(code) if start <= r.day <= admitted]
         edge = any(r.day == start for r in inside)
@@ -72,7 +76,7 @@ def _window(ctx: Context, record: PatientRecord, code: str, admitted: date,
     if not options:
         return None
     tricky = [option for option in options if option[2] or option[3]]
-    return ctx.rng.choice(tricky if tricky and ctx.rng.random() < 0.8 else options)
+    return ctx.rng.choice(tricky if tricky and ctx.rng.random() < 0.8 else [o for o in options if o[0] in WINDOWS] or options)
 
 
 def build(ctx: Context) -> list[Task]:

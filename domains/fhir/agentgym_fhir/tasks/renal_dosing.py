@@ -109,11 +109,11 @@ def build(ctx: Context) -> list[Task]:
                       f"{rule_text(drug)}. Use {how}; a value exactly on a bound belongs to the band that starts "
                       f"there. {RESULT_RULE} What total daily dose of {drug} does the rule give for "
                       f"{who}? Answer with the dose in mg as a number (0 when the rule says not to "
-                      "give it); a unit after it is optional.")
+                      "give it); a unit after it is optional (mg, or mg/day).")
             task = ctx.task(
                 key=f"{record.id}:{drug}", record=record, prompt=prompt, answer=dose,
                 solution=[*find, *steps, submit(f"{fmt(dose)} mg")],
-                verifier=answer_spec("number", tolerance=0, unit="mg"), difficulty="hard",
+                verifier=answer_spec("number", tolerance=0, unit="mg", daily=True), difficulty="hard",
                 metadata={"drug": drug, "egfr": round(egfr, 1), "source": source, "traps": sorted(set(traps))})
             candidates.setdefault((drug, task.split), []).append((dose, task))
     tasks: list[Task] = []
