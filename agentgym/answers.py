@@ -329,16 +329,39 @@ def _telling(word: str, keys: Sequence[str]) -> bool:
     return word not in _FILLER_WORDS or (len(word) == 1 and any(word in _OPTION_WORD.findall(key) for key in keys))
 
 
+def _part_words(text: str) -> list[str]:
+    """The words of `text` for the part rule: a hyphenated token with a digit (a code such as "33914-3" or
+    "718-7") is one word, so a fragment of a code ("3", "718") is no part of it; other tokens split as
+    `_OPTION_WORD` splits them ("child-pugh" gives "child", "pugh")."""
+    words: list[str] = []
+    for token in text.split():
+        bare = token.strip(_EDGE_PUNCTUATION + "()[]")
+        if any(character.isdigit() for character in bare) and "-" in bare.strip("-"):
+            words.append(bare)
+        else:
+            words.extend(_OPTION_WORD.findall(token))
+    return words
+
+
 def _by_part(text: str, keys: Sequence[str]) -> int | None:
     """The one option whose words include every word of `text` ("class b" and "child-pugh b" are parts of
     "child-pugh class b"), when `text` has a telling word (`_telling`) and no other option holds all its words.
-    Filler words that no option holds ("the", "a" before "fluoroquinolone") are left out first."""
-    owned = {word for key in keys for word in _OPTION_WORD.findall(key)}
-    words = [word for word in _OPTION_WORD.findall(text) if word not in _FILLER_WORDS or word in owned]
+    Filler words that no option holds ("the", "a" before "fluoroquinolone") are left out first. A code's
+    fragment is no part of it (`_part_words`)."""
+    key_words = [set(_part_words(key)) for key in keys]
+    owned = set().union(*key_words) if key_words else set()
+    words = [word for word in _part_words(text) if word not in _FILLER_WORDS or word in owned]
     if not words or not any(_telling(word, keys) for word in words):
         return None
-    holding = [index for index, key in enumerate(keys) if set(words) <= set(_OPTION_WORD.findall(key))]
+    holding = [index for index, held in enumerate(key_words) if set(words) <= held]
     return holding[0] if len(holding) == 1 else None
+
+
+def _words_and_code_stems(key: str) -> set[str]:
+    """An option's words, and the stem of each code among them ("g40" of "g40.909"): a stem names that code's
+    option as much as a word does ("I10/G40" names two codes)."""
+    words = set(_OPTION_WORD.findall(key))
+    return words | {re.split(r"[.-]", word)[0] for word in words if any(c.isdigit() for c in word)}
 
 
 def _by_text(text: str, keys: Sequence[str], question: str) -> int | None:
@@ -358,7 +381,7 @@ def _by_text(text: str, keys: Sequence[str], question: str) -> int | None:
     # except a single letter ("class B or A"), which is all that tells "class A" from "class B".
     rest = set(_OPTION_WORD.findall(text)) - set(_OPTION_WORD.findall(keys[chosen]))
     rest = {word for word in rest if word not in _FILLER_WORDS or len(word) == 1}
-    if any(rest & set(_OPTION_WORD.findall(key)) for index, key in enumerate(keys) if index != chosen):
+    if any(rest & _words_and_code_stems(key) for index, key in enumerate(keys) if index != chosen):
         return None
     # An option the question itself names cannot be chosen by a sentence that contains it: echoing the question
     # back would choose it. Its letter or its exact text still can.

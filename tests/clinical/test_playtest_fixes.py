@@ -102,3 +102,22 @@ def test_an_article_before_a_distinctive_part_is_filler(raw: str, gold: int) -> 
 def test_an_article_never_joins_two_options_or_hides_a_letter_option() -> None:
     assert read_choice("a fluoroquinolone or an ACE inhibitor", CLASSES) is None
     assert read_choice("the class A", CHILD_PUGH) == 0 and read_choice("a class B", CHILD_PUGH) is None
+
+
+def test_a_fragment_of_a_code_names_no_option() -> None:
+    # Playtest #3/#5: "718" scored 1 for "718-7" while "M81" scored 0 for "M81.0"; the red team's shared-part
+    # attack won with a first digit ("3" for "33914-3"). A code is named whole, never by a fragment.
+    loinc = ["33914-3", "2160-0", "2345-7", "718-7"]
+    for fragment in ("3", "718", "7", "33914", "2160"):
+        assert read_choice(fragment, loinc) is None, fragment
+    assert read_choice("718-7", loinc) == 3 and read_choice("LOINC 718-7 (Hemoglobin)", loinc) == 3
+    assert read_choice("d", loinc) == 3 and read_choice("D. 718-7", loinc) == 3
+    assert read_choice("5", ["5 mg", "10 mg"]) == 0  # a number standing alone in an option is still its part
+
+
+def test_a_code_named_beside_the_stems_of_other_codes_is_a_hedge() -> None:
+    # The red team's own-words attack: "G40/E78/N40/I10" named I10 in full and the others by their stems.
+    icd = ["G40.909", "E78.5", "N40.0", "I10"]
+    assert read_choice("G40/E78/N40/I10", icd) is None and read_choice("I10 or E78", icd) is None
+    assert read_choice("I10", icd) == 3 and read_choice("I10 (essential hypertension)", icd) == 3
+    assert read_choice("ICD-10-CM I10", icd) == 3

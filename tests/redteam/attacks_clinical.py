@@ -95,7 +95,9 @@ def shared_part(episode: AttackEpisode) -> None:
     # A part is accepted only when one option holds it: the words every option shares name none of them.
     texts = list(_options(episode).values())
     common = set(_words(texts[0])).intersection(*(set(_words(text)) for text in texts[1:]))
-    episode.call("submit", answer=" ".join(word for word in _words(texts[0]) if word in common) or texts[0][:1])
+    # Options that share no word have no such part; the attack then sends the empty part. (Its old fallback, an
+    # option's first character, was a letter answer, "b" for "beta blocker", right by chance a quarter of the time.)
+    episode.call("submit", answer=" ".join(word for word in _words(texts[0]) if word in common))
 
 
 def distinctive_words_of_two(episode: AttackEpisode) -> None:
