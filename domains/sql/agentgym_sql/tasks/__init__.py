@@ -211,7 +211,7 @@ def default_tasks(seed: int = 0, db_seed: int = 0) -> Path:
         for spec in DATABASES.values():
             ensure_sqlite(spec, db_seed)  # each database announces its own build first
         with building("the SQL-v0 task set (every gold query run on its database)", path,
-                      estimate="about 30-90 s", total=len(DATABASES), unit="databases") as progress:
+                      estimate="about 1-3 min", total=len(DATABASES), unit="databases") as progress:
             tasks: list[Task] = []
             for name in DATABASES:  # one database at a time (the same tasks, in the same order, as one call)
                 tasks.extend(generate(seed, db_seed=db_seed, databases=[name]))
