@@ -9,8 +9,8 @@ dose follows the weight. So the work is three knowledge-base lookups, two calcul
 per drug, and the conversions, and one slip anywhere loses the answer.
 
 Every drug's dose must pass renal_dosing's fairness checks (each conversion factor gives the same dose; a
-kidney measure off a cut-off stays 1 mL/min clear of it), and at least two of the usual misreadings must change
-one of the doses. The kidney measure lands near one of the drugs' cut-offs in most cases.
+kidney measure off a cut-off stays 1 mL/min clear of it), and the usual misreadings must change a dose at least
+three times over (`REVIEW_MISREADINGS`). The kidney measure always lands 1-12% from one of the drugs' cut-offs.
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ import random
 
 from agentgym import Task, VerifierSpec
 
-from . import renal_dosing
 from .common import DOMAIN, difficulty_of, question_digest, split_of
 from .renal_dosing import TOLERANCE, UNITS, _Case, _robust
 
 FAMILY = "medication_review"
 CASES = 300
+# At least this many (drug, misreading) pairs change a dose: the old eGFR, the other kidney measure, adjusted
+# weight, pounds as kg, one apixaban criterion taken as enough (`renal_dosing._Case.misread_doses`).
+REVIEW_MISREADINGS = 3
 ANTICOAGULANTS = ("dabigatran", "rivaroxaban", "apixaban", "enoxaparin")
 _CONDITION = {"dabigatran": "atrial fibrillation", "rivaroxaban": "atrial fibrillation",
               "apixaban": "atrial fibrillation", "enoxaparin": "a new deep vein thrombosis"}
@@ -69,8 +71,7 @@ def generate(seed: int = 0) -> list[Task]:
         drugs = ["metformin", "gabapentin", anticoagulant]
         rng.shuffle(drugs)
         case = _Case(rng, rng.choice([drug for drug in drugs if drug != "apixaban"]), False)
-        if rng.random() < renal_dosing.NEAR_SHARE:
-            case.near_a_cut(rng)
+        case.near_a_cut(rng)  # always: a review with every measure far from a cut is one easy read (playtest #55)
         golds, misread = [], 0
         for drug in drugs:
             case.drug = drug
@@ -79,7 +80,7 @@ def generate(seed: int = 0) -> list[Task]:
             gold = case.dose()
             golds.append(gold)
             misread += sum(abs(wrong - gold) > TOLERANCE["rel"] * gold for wrong in case.misread_doses())
-        if len(golds) < len(drugs) or misread < renal_dosing.MISREADINGS:
+        if len(golds) < len(drugs) or misread < REVIEW_MISREADINGS:
             continue
         text = _text(case, drugs)
         if text in seen:
