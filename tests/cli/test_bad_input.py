@@ -31,9 +31,11 @@ HOSTILE = {
 
 
 @pytest.fixture
-def env(docker_backend: str, make_cli_env: Any) -> Any:
-    # One warm sandbox, so the episode after the hostile one is certain to reuse the same container.
-    return make_cli_env(backend=docker_backend, pool_size=1, command_timeout=5.0)
+def env(docker_backend: str, make_cli_env: Any, request: pytest.FixtureRequest) -> Any:
+    # One warm sandbox, so the episode after the hostile one is certain to reuse the same container. Filling the
+    # disk must reach "No space left" before the limit even on a loaded machine (400 MB took over 5 s here).
+    timeout = 60.0 if request.node.callspec.params.get("name") == "disk fill" else 5.0
+    return make_cli_env(backend=docker_backend, pool_size=1, command_timeout=timeout)
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
