@@ -140,6 +140,24 @@ def imported(medqa: Path | None, pubmedqa: Path | None, work: Path) -> dict[str,
     return rows
 
 
+def test_split(env: Any) -> dict[str, Any]:
+    """The generated test split: tasks, distinct prompts and hard tasks (targets of issue 30: 400 and 100), the
+    tasks per family and level, and the oracle's turns on the hard tasks."""
+    test = [task for task in env.unwrapped.task_set if task.split == "test"]
+    hard = [task for task in test if task.difficulty == "hard"]
+    per_family: dict[str, Counter[str]] = {}
+    for task in test:
+        per_family.setdefault(task.family, Counter())[task.difficulty] += 1
+    oracle = make_agent("oracle")
+    turns = Counter(run_episode(env, oracle, task_id=task.id, seed=0).turns for task in hard)
+    return {"tasks": len(test),
+            "distinct_prompts": figure(len({task.prompt for task in test}), ">= 400",
+                                       len({task.prompt for task in test}) >= 400),
+            "hard_tasks": figure(len(hard), ">= 100", len(hard) >= 100),
+            "per_family": {family: dict(levels) for family, levels in sorted(per_family.items())},
+            "oracle_turns_on_hard": dict(sorted(turns.items()))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=200)
@@ -149,12 +167,13 @@ def main() -> None:
     env = gym.make("ClinicalQA-v0")
     try:
         families = baselines(env, generated=True)
+        split = test_split(env)
     finally:
         env.close()
     step = bench_step(arguments.repeats)
     with tempfile.TemporaryDirectory() as work:
         benchmarks = imported(arguments.medqa, arguments.pubmedqa, Path(work))
-    figures = {"step": step, "families": families, "benchmarks": benchmarks}
+    figures = {"step": step, "test_split": split, "families": families, "benchmarks": benchmarks}
     oks = [row["ok"] for row in _figures(figures)]
     print(json.dumps({"bench": "clinical_qa", "figures": figures, "ok": all(oks)}, indent=1))
 
