@@ -1,7 +1,7 @@
 """medication_review: one patient, three planned medicines, three dosing rules; the answer is the daily dose of
 each, in the order asked.
 
-The renal_dosing patient (`renal_dosing._Case`: weight in lb or kg, creatinine in umol/L or mg/dL, an old eGFR,
+The renal_dosing patient (`renal_dosing.DosingCase`: weight in lb or kg, creatinine in umol/L or mg/dL, an old eGFR,
 height, potassium, haemoglobin, another medicine) is planned metformin, gabapentin and one anticoagulant
 (dabigatran, rivaroxaban, apixaban or enoxaparin). The rules judge by different things: metformin by CKD-EPI
 eGFR, gabapentin and the anticoagulants by Cockcroft-Gault clearance, apixaban by three criteria; enoxaparin's
@@ -20,12 +20,12 @@ import random
 from agentgym import Task, VerifierSpec
 
 from .common import DOMAIN, difficulty_of, question_digest, split_of
-from .renal_dosing import TOLERANCE, UNITS, _Case, _robust
+from .renal_dosing import TOLERANCE, UNITS, DosingCase, is_robust
 
 FAMILY = "medication_review"
 CASES = 300
 # At least this many (drug, misreading) pairs change a dose: the old eGFR, the other kidney measure, adjusted
-# weight, pounds as kg, one apixaban criterion taken as enough (`renal_dosing._Case.misread_doses`).
+# weight, pounds as kg, one apixaban criterion taken as enough (`renal_dosing.DosingCase.misread_doses`).
 REVIEW_MISREADINGS = 3
 ANTICOAGULANTS = ("dabigatran", "rivaroxaban", "apixaban", "enoxaparin")
 _CONDITION = {"dabigatran": "atrial fibrillation", "rivaroxaban": "atrial fibrillation",
@@ -41,7 +41,7 @@ def list_contract(count: int, unit: str) -> str:
             "or an item with more than one number, scores 0.")
 
 
-def _text(case: _Case, drugs: list[str]) -> str:
+def _text(case: DosingCase, drugs: list[str]) -> str:
     person, they, their = ("woman", "she", "her") if case.female else ("man", "he", "his")
     weight = f"{case.shown_weight} lb" if case.weight_in_lb else f"{case.shown_weight} kg"
     creatinine = (f"{case.shown_creatinine:g} umol/L" if case.creatinine_in_umol
@@ -70,12 +70,12 @@ def generate(seed: int = 0) -> list[Task]:
         anticoagulant = ANTICOAGULANTS[len(tasks) % len(ANTICOAGULANTS)]
         drugs = ["metformin", "gabapentin", anticoagulant]
         rng.shuffle(drugs)
-        case = _Case(rng, rng.choice([drug for drug in drugs if drug != "apixaban"]), False)
+        case = DosingCase(rng, rng.choice([drug for drug in drugs if drug != "apixaban"]), False)
         case.near_a_cut(rng)  # always: a review with every measure far from a cut is one easy read (playtest #55)
         golds, misread = [], 0
         for drug in drugs:
             case.drug = drug
-            if not _robust(case):
+            if not is_robust(case):
                 break
             gold = case.dose()
             golds.append(gold)

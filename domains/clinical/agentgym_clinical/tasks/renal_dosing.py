@@ -39,7 +39,7 @@ UNITS = ("mg/day", "mg/d", "mg", "mg daily", "mg a day", "mg/24 h", "mg per 24 h
          "mg in total per day", "mg total daily", "mg total per day")
 MARGIN = 1.0  # a kidney measure off a cut-off stays this far from it (mL/min), so rounding cannot move it
 NEAR_SHARE = 0.7  # of the other draws, this share puts the kidney measure within 12% of a cut-off
-MISREADINGS = 2  # at least this many of a case's usual wrong readings (`_Case.misread_doses`) change the dose
+MISREADINGS = 2  # at least this many of a case's usual wrong readings (`DosingCase.misread_doses`) change the dose
 # (apixaban's rule has two: one of them)
 
 _USE = {
@@ -89,7 +89,7 @@ def _cuts(drug: str) -> tuple[float, ...]:
     return tuple(round(cut) for cut in _RULES[drug][1]) if drug in _RULES else ()
 
 
-class _Case:
+class DosingCase:
     """One patient: what the prompt shows (`shown_*`) and how to read it back with given factors."""
 
     def __init__(self, rng: random.Random, drug: str, edge: bool) -> None:
@@ -185,7 +185,7 @@ class _Case:
                 "says not to use the drug, answer 0.")
 
 
-def _robust(case: _Case) -> bool:
+def is_robust(case: DosingCase) -> bool:
     """Every reasonable conversion factor gives the same dose (within the tolerance), and a kidney measure that
     is not exactly on a cut-off stays `MARGIN` away from every cut-off."""
     gold = case.dose()
@@ -203,7 +203,7 @@ def _robust(case: _Case) -> bool:
     return all(measure == cut or abs(measure - cut) >= MARGIN for cut in _cuts(case.drug))
 
 
-def _on_a_cut(case: _Case, rng: random.Random) -> bool:
+def _on_a_cut(case: DosingCase, rng: random.Random) -> bool:
     """Move the case exactly onto one of its drug's cut-offs (in the rule's units); False if none fits."""
     if case.drug == "apixaban":
         criterion = rng.randrange(3)
@@ -229,7 +229,7 @@ def _on_a_cut(case: _Case, rng: random.Random) -> bool:
     return False
 
 
-def _work(case: _Case) -> dict[str, int]:
+def _work(case: DosingCase) -> dict[str, int]:
     conversions = int(case.weight_in_lb and case.drug != "metformin") + int(case.creatinine_in_umol)
     edge = case.drug == "apixaban" and (case.age == 80 or case.weight_kg() == 60 or case.creatinine_mg_dl() == 1.5)
     if case.drug in _RULES:
@@ -258,7 +258,7 @@ def generate(seed: int = 0) -> list[Task]:
             if attempts > CASES_PER_DRUG * 4000:
                 raise RuntimeError(f"{FAMILY}: could not draw enough {drug} cases")
             edge = rng.randrange(EDGE_SHARE) == 0 and (drug not in _RULES or _RULES[drug][0] == "crcl")
-            case = _Case(rng, drug, edge)
+            case = DosingCase(rng, drug, edge)
             if edge and not _on_a_cut(case, rng):
                 continue
             if not edge and drug in _RULES and rng.random() < NEAR_SHARE:
@@ -266,7 +266,7 @@ def generate(seed: int = 0) -> list[Task]:
             gold = case.dose()
             # Each dose (for enoxaparin: once or twice a day) its share of the drug's cases, edges included.
             outcome = gold if drug != "enoxaparin" else float(gold / case.weight_kg())
-            if quota.get(outcome, 0) <= 0 or not _robust(case):
+            if quota.get(outcome, 0) <= 0 or not is_robust(case):
                 continue
             # At least `MISREADINGS` of the usual wrong readings must give another dose, so care is rewarded.
             required = 1 if drug == "apixaban" else MISREADINGS
