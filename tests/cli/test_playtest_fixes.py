@@ -52,3 +52,33 @@ def test_playtest_2_ips_txt_must_be_sorted_either_way_a_reader_means_it(tmp_path
     assert not graded(as_text + as_text[:1])                           # a repeat
     assert not graded(as_text[1:])                                     # one missing
     assert not graded([" ".join(as_text)])                             # all on one line
+
+
+def test_playtest_14_extension_lines_have_no_dot_and_the_named_cases_are_tested(tmp_path: Path) -> None:
+    """#14 (unfair on replay): "a line `EXTENSION COUNT`" did not say whether the dot belongs to EXTENSION, and
+    `.py 3` scored 0. The prompt now defines the extension (after the last dot, without it; `.env` has `env`; a
+    name ending in a dot has none) and the hidden test's tree holds those cases."""
+    spec, _ = _spec("scripts", "extension_count")
+    assert "without the dot" in spec.prompt and "`py 3`" in spec.prompt
+    (test,) = spec.tests
+    path = spec.steps[0]["arguments"]["path"]
+    gold = spec.steps[0]["arguments"]["content"]
+
+    def graded(program: str) -> bool:
+        work = tmp_path / f"w{len(list(tmp_path.iterdir()))}"
+        (work / "bin").mkdir(parents=True)
+        (work / path).write_text(program)
+        (work / path).chmod(0o755)
+        scratch = work / "scratch"
+        scratch.mkdir()
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-c", test["script"]], cwd=work, check=False,
+                              capture_output=True, text=True, timeout=60,
+                              env={"PATH": "/usr/bin:/bin", "AGENTGYM_SCRATCH": str(scratch), "WORKSPACE": str(work),
+                                   "LC_ALL": "C.UTF-8"})
+        return done.returncode == 0 and done.stdout.rstrip("\n") == test["stdout"].rstrip("\n")
+
+    assert graded(gold)
+    with_dot = gold.replace("sed 's/.*\\.//'", "sed 's/.*\\./\\./'")
+    assert with_dot != gold and not graded(with_dot)                      # `.py 3`
+    assert not graded(gold.replace(" ! -name '*.'", ""))                  # counts `trailing.` as an extension
+    assert not graded(gold.replace("-name '*.*'", "-name '[!.]*.*'"))     # skips the hidden `.env`

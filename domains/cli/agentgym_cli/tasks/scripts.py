@@ -73,19 +73,23 @@ def specs(fixture: Fixture, rng: random.Random) -> list[TaskSpec]:
         elif template == "extension_count":
             path = f"bin/{name}.sh"
             files = [f"d{rng.randint(1, 3)}/f{i}.{rng.choice(['txt', 'csv', 'md', 'py'])}" for i in range(12)]
+            # The cases the prompt names: a hidden file, a double suffix (both count), a name ending in a dot.
+            files += [f"d{rng.randint(1, 3)}/.env", f"d{rng.randint(1, 3)}/backup.tar.gz"]
             counts = Counter(item.rsplit(".", 1)[1] for item in files)
             expected = "\n".join(f"{ext} {counts[ext]}" for ext in sorted(counts))
             script = (f"[ -x {path} ] || {{ echo 'not executable'; exit 1; }}\n"
                       "mkdir -p \"$AGENTGYM_SCRATCH/tree\" && cd \"$AGENTGYM_SCRATCH/tree\" && mkdir -p d1 d2 d3 && "
-                      f"touch {' '.join(files)} noext && cd \"$WORKSPACE\"\n"
+                      f"touch {' '.join(files)} noext trailing. && cd \"$WORKSPACE\"\n"
                       + _show(f"./{path} \"$AGENTGYM_SCRATCH/tree\""))
             shown = _shown(f"./{path} \"$AGENTGYM_SCRATCH/tree\"", expected)
             made.append(TaskSpec(FAMILY, template, f"Write an executable bash script `{path}`: `{path} DIR` must "
-                                 "print, for each file extension found among the files under DIR (recursively), a "
-                                 "line `EXTENSION COUNT`, sorted by extension. Files without an extension are not "
-                                 "counted.",
-                                 [write(path, "#!/bin/bash\nfind \"$1\" -type f -name '*.*' | sed 's/.*\\.//' | "
-                                              "LC_ALL=C sort | uniq -c | awk '{print $2, $1}'\n"),
+                                 "print, for each file extension found among the regular files under DIR "
+                                 "(recursively), a line `EXTENSION COUNT`, sorted by extension in byte order. A "
+                                 "file's extension is the part of its name after the last dot, without the dot "
+                                 "(`py` for `a.py`, `gz` for `a.tar.gz`, `env` for `.env`), so a line reads `py 3`; "
+                                 "a name without a dot, or ending in a dot, has no extension and is not counted.",
+                                 [write(path, "#!/bin/bash\nfind \"$1\" -type f -name '*.*' ! -name '*.' | "
+                                              "sed 's/.*\\.//' | LC_ALL=C sort | uniq -c | awk '{print $2, $1}'\n"),
                                   shell(f"chmod +x {path}")],
                                  ignore=["bin/*"], tests=[{"name": f"{path} counts extensions", "script": script,
                                                            "stdout": shown}],
