@@ -168,3 +168,44 @@ def test_order_gaps_refuses_keeping_duplicate_records_apart(test_env: SqlEnv) ->
         test_env.reset(options={"task_id": task.id})
         _obs, reward, *_ = test_env.step({"name": "submit", "arguments": {"sql": apart}})
         assert reward == 0.0, task.id
+
+
+def test_trimmed_text_names_the_same_rows(test_env: SqlEnv) -> None:
+    """Playtest #44: the right 18 students with their names trimmed (' Grace Quispe' -> 'Grace Quispe') scored 0."""
+    task = next(task for task in test_env.task_set if task.verifier.params["mode"] == "sql"
+                and len(task.answer[0]) == 1 and len(task.answer) >= 3
+                and any(isinstance(row[0], str) and row[0] != row[0].strip() for row in task.answer))
+    gold = task.metadata["gold_sql"]["sqlite"]
+    trimmed = f"WITH g(v) AS ({gold}) SELECT TRIM(v) FROM g"
+    for sql, expected in ((trimmed, 1.0), (f"{trimmed} LIMIT {len(task.answer) - 1}", 0.0),
+                          (f"WITH g(v) AS ({gold}) SELECT TRIM(v) || 'x' FROM g", 0.0)):
+        test_env.reset(options={"task_id": task.id})
+        _obs, reward, *_ = test_env.step({"name": "submit", "arguments": {"sql": sql}})
+        assert reward == expected, (task.id, sql)
+
+
+def test_no_task_sorts_text_stored_with_stray_spaces(test_env: SqlEnv) -> None:
+    """Playtest #40: "sort them by name" over names stored with stray spaces and odd case has two readings."""
+    messy = {(table.name, column.name) for spec in DATABASES.values() for table in spec.tables
+             for column in table.columns if column.messy}
+    for task in test_env.task_set:
+        found = re.search(r"SELECT (\w+) FROM (\w+) WHERE .* ORDER BY (\w+)", task.metadata["gold_sql"]["sqlite"])
+        if task.family == "filters" and found:
+            assert (found.group(2), found.group(3)) not in messy, task.id
+
+
+def test_the_work_limit_is_stated_to_the_agent(test_env: SqlEnv) -> None:
+    """Playtest #42: a correct correlated subquery stopped by the SQLite work limit, which no text mentioned."""
+    assert "40 million" in test_env.system_prompt and "correlated subquery" in test_env.system_prompt
+
+
+def test_a_running_total_says_where_it_starts(test_env: SqlEnv) -> None:
+    """Playtest #53: "how many teachers had accumulated" read as the headcount hired to date, while the gold
+    counts from January of the year asked. Every running-total prompt says where its count starts."""
+    running = [task for task in test_env.task_set if task.family == "windows" and "SUM(n) OVER" in
+               task.metadata["gold_sql"]["sqlite"]]
+    assert running
+    for task in running:
+        year = re.search(r">= '(\d{4})-01-01'", task.metadata["gold_sql"]["sqlite"]).group(1)
+        assert f"For {year}, give the running total" in task.prompt or f"counting from January {year}" in \
+            task.prompt, task.id

@@ -54,7 +54,9 @@ POSTGRES_DSN_VARIABLE = "AGENTGYM_SQL_POSTGRES_DSN"
 SYSTEM_PROMPT = (
     "You answer questions about a {engine} database by writing SQL. Use list_tables and describe_table to learn "
     "the schema and execute_sql to try queries (read-only: SELECT or WITH only, one statement per call). Finish "
-    "with submit(sql) when asked for a query, or submit_answer(value) when asked for a value."
+    "with submit(sql) when asked for a query, or submit_answer(value) when asked for a value. Every query, the "
+    "submitted one included, is stopped past a fixed amount of work (on SQLite 40 million virtual-machine steps; "
+    "elsewhere 30 seconds): on large tables join to an aggregate rather than run a correlated subquery per row."
 )
 ENGINE_NAMES = {"sqlite": "SQLite", "duckdb": "DuckDB", "postgres": "PostgreSQL"}
 

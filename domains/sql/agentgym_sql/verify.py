@@ -4,7 +4,8 @@ A task asks either for a query (`verifier.params.mode == "sql"`, answered with `
 (`mode == "answer"`, answered with `submit_answer(value)`); each is scored only on what it asked for.
 
 Queries: three strengths are computed for every submission and all reported in the breakdown: `set` (BIRD's:
-same distinct rows), `multiset` (same rows with multiplicity) and `ordered` (same rows in the same order). The
+same distinct rows), `multiset` (same rows with multiplicity) and `ordered` (same rows in the same order).
+Text cells compare without their surrounding spaces. The
 task's `verifier.params.match` says which one is the reward. Rows are compared whole (cells of different rows
 never recombine); integers compare exactly, a float compares with a tolerance relative to the gold value
 (`RESULT_REL_TOL`), so distinct small values stay distinct. A task may carry alternative gold queries
@@ -97,7 +98,9 @@ def normalize_rows(rows: Sequence[Sequence[Any]]) -> list[Row]:
 
 # ------------------------------------------------------------------------------------- comparing results
 def _key(row: Sequence[Any]) -> str:
-    return json.dumps(list(row), default=str)
+    # Text compares without its surrounding spaces: the generated data stores names with stray spaces on purpose,
+    # and a query that trims them names the same rows (playtest #44).
+    return json.dumps([cell.strip() if isinstance(cell, str) else cell for cell in row], default=str)
 
 
 class GoldResult(list[Row]):
@@ -132,6 +135,8 @@ def _is_number(value: Any) -> bool:
 def _same_cell(got: Any, gold: Any) -> bool:
     if isinstance(got, float) or isinstance(gold, float):
         return _is_number(got) and _is_number(gold) and numbers_match(got, gold, rel_tol=RESULT_REL_TOL)
+    if isinstance(got, str) and isinstance(gold, str):
+        return got.strip() == gold.strip()
     return type(got) is type(gold) and got == gold
 
 

@@ -55,7 +55,7 @@ FAMILIES = tuple(module.FAMILY for module in FAMILY_MODULES)
 DIALECTS = ("sqlite", "duckdb", "postgres")
 MAX_ANSWER_ROWS = 200
 MAX_GOLD_STEPS = DEFAULT_MAX_STEPS // GOLD_STEP_SHARE  # a gold costs at most a tenth of an agent's query limit
-TASKS_VERSION = 11  # bump when families change so cached task files are regenerated
+TASKS_VERSION = 13  # bump when families change so cached task files are regenerated
 
 SQL_INSTRUCTION = ("Explore the database with the tools, then call submit(sql) with one SQL query whose result "
                    "answers the question. Only the result's values are compared: column names do not matter, and "

@@ -24,7 +24,8 @@ def generate(ctx: Context, count: int) -> list[Draft]:
         column, words = output_column(table)
         where = first.sql + (f" AND {second.sql}" if second else "")
         described = first.phrase + (f" and {second.phrase}" if second else "")
-        ordered = rng.random() < 0.25
+        # Sorting stored text with stray spaces and odd case has two readings (bytes or alphabet): not asked.
+        ordered = rng.random() < 0.25 and not column.messy
         gold = f"SELECT {column.name} FROM {table.name} WHERE {where}"
         if ordered:
             key = table.key

@@ -54,8 +54,9 @@ def generate(ctx: Context, count: int) -> list[Draft]:
             question = rng.choice((
                 (f"For {year}, give the running total of {table.plural} by month of {date.words}: each month "
                 "('01' to '12') with the cumulative count so far, in month order."),
-                (f"Month by month through {year}, how many {table.plural} had accumulated (by {date.words})? "
-                "Return the two-digit month and the cumulative count, ordered by month."),
+                (f"Month by month through {year}, how many {table.plural} dated (by {date.words}) within {year} had "
+                 f"accumulated, counting from January {year}? Return the two-digit month and the cumulative count, "
+                 "ordered by month."),
             ))
             drafts.append(Draft(FAMILY, question, gold, match="ordered", difficulty="challenging",
                                 evidence="month is the two-digit month of the date, e.g. '03'"
