@@ -293,6 +293,10 @@ _SPELLING_FOLDS = (
     (re.compile(r"(?<![\w])([^\W\d_]{2,})ies(?![\w])"), r"\1y"),
     (re.compile(r"(?<![\w])([^\W\d_]{3,}[^\W\d_sui])s(?![\w])"), r"\1"),
     (re.compile(r"(?<![\w])qtc(?![\w])"), "qt"),  # "QTc prolongation" is "QT prolongation"
+    # British drug names for the same substance (the International Nonproprietary Name and the US one).
+    (re.compile(r"(?<![\w])noradrenaline(?![\w])"), "norepinephrine"),
+    (re.compile(r"(?<![\w])adrenaline(?![\w])"), "epinephrine"),
+    (re.compile(r"(?<![\w])paracetamol(?![\w])"), "acetaminophen"),
 )
 
 

@@ -230,3 +230,19 @@ def test_an_osmolality_takes_its_full_unit_spelling(env: Any) -> None:
     for unit in ("mOsm/kg", "mOsm/kg H2O", "mOsm/kg water", "mosmol/kg"):
         assert _submit(env, task.id, f"{task.answer} {unit}") == 1.0, unit
     assert _submit(env, task.id, f"{task.answer} mOsm/L") == 0.0
+
+
+@pytest.mark.parametrize("template", ["not {}", "> {}", "<{}", "less than {}", "more than {}", "at least {} mg",
+                                      "\u2265 {}", "over {} mg", "not {} mg"])
+def test_a_bound_or_a_denial_of_the_number_scores_zero(env: Any, template: str) -> None:
+    # Playtest (lenient replay): "not 0", ">0", "less than 150" scored 1.
+    task = next(task for task in env.unwrapped.task_set
+                if task.family == "renal_dosing" and task.metadata["drug"] == "dabigatran" and task.answer == 150)
+    assert _submit(env, task.id, template.format(150)) == 0.0
+
+
+def test_a_stated_maximum_is_the_number(env: Any) -> None:
+    task = next(task for task in env.unwrapped.task_set
+                if task.family == "renal_dosing" and task.metadata["drug"] == "metformin" and task.answer == 1000)
+    for answer in ("at most 1000 mg/day", "up to 1000 mg per day", "max 1000 mg", "maximum: 1000 mg"):
+        assert _submit(env, task.id, answer) == 1.0, answer

@@ -121,3 +121,11 @@ def test_a_code_named_beside_the_stems_of_other_codes_is_a_hedge() -> None:
     assert read_choice("G40/E78/N40/I10", icd) is None and read_choice("I10 or E78", icd) is None
     assert read_choice("I10", icd) == 3 and read_choice("I10 (essential hypertension)", icd) == 3
     assert read_choice("ICD-10-CM I10", icd) == 3
+
+
+def test_british_drug_names_name_the_us_option() -> None:
+    # Playtest #66: "noradrenaline" is norepinephrine.
+    classes = ["norepinephrine-dopamine reuptake inhibitor", "selective serotonin reuptake inhibitor (SSRI)"]
+    assert read_choice("noradrenaline-dopamine reuptake inhibitor", classes) == 0
+    assert read_choice("paracetamol", ["acetaminophen", "ibuprofen"]) == 0
+    assert read_choice("adrenaline", ["epinephrine", "atropine"]) == 0

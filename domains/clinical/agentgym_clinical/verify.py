@@ -17,6 +17,7 @@ number score 0.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentgym import Score, Task, verifier
@@ -63,6 +64,14 @@ def within_tolerance(value: float, gold: float, tolerance: dict[str, float]) -> 
     return abs(value - gold) <= allowed
 
 
+# Words before the number that turn it into a bound or a denial ("not 0", "> 0", "less than 150"): the answer
+# then states another thing than the number, and scores 0. "At most" / "up to" name a maximum, which is what a
+# dose rule's maximum asks for, and stay.
+_BOUND = re.compile(r"(?<![\w])(?:not|no|never|less|more|fewer|greater|over|under|above|below|at least|exceeds?|"
+                    r"lower|higher)(?![\w])|[<>\u2264\u2265\u2260]")
+_NUMBER_START = re.compile(r"[-+]?\d")
+
+
 def number_error(submission: Any, gold: float, task: Task) -> str:
     """Why `submission` is not the number `gold` under `task`'s contract ("" when it is): one number, no unit or
     one of `metadata["units"]` (read by `same_unit`; with `metadata["grams_read_as_mg"]` also the same spellings
@@ -71,6 +80,8 @@ def number_error(submission: Any, gold: float, task: Task) -> str:
     quantity = split_quantity(submission)
     if quantity is None:
         return "holds no number: give one number"
+    if isinstance(submission, str) and _BOUND.search(_NUMBER_START.split(submission.casefold(), maxsplit=1)[0]):
+        return "bounds or denies the number instead of giving it"
     value, unit = quantity
     units = [str(unit_text) for unit_text in task.metadata.get("units", [])]
     if unit and not any(same_unit(unit, accepted) for accepted in units):
