@@ -9,7 +9,6 @@ import tarfile
 from collections import Counter
 
 import pytest
-
 from agentgym_cli.data.fixtures import Fixture, build_workspace, get_workspace, workspace_name
 from agentgym_cli.tasks import DEFAULT_FIXTURES, FAMILIES, split_of
 
