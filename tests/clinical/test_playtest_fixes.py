@@ -129,3 +129,16 @@ def test_british_drug_names_name_the_us_option() -> None:
     assert read_choice("noradrenaline-dopamine reuptake inhibitor", classes) == 0
     assert read_choice("paracetamol", ["acetaminophen", "ibuprofen"]) == 0
     assert read_choice("adrenaline", ["epinephrine", "atropine"]) == 0
+
+
+def test_every_code_a_code_lookup_question_offers_is_one_lookup_code_finds() -> None:
+    # Playtest #63-#65: lookup_code did not know three golds (2857-1 PSA, 33914-3 eGFR, 1989-3 vitamin D).
+    from agentgym_clinical.tasks import code_lookup
+    from agentgym_fhir import codes
+
+    tasks = code_lookup.generate(0)
+    assert len(tasks) >= 60
+    for task in tasks:
+        system = task.metadata["system"].lower().replace("-", "")
+        for option in task.metadata["options"]:
+            assert codes.lookup(system, option).code, (task.id, option)

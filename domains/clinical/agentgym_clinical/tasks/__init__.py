@@ -47,7 +47,8 @@ def generate(seed: int = 0, families: Sequence[str] | None = None, **options: ob
 TASKS_VERSION = 2
 # Modules whose code or tables make the tasks: a change to any of them makes a new cache key.
 _MADE_FROM = ("agentgym_clinical.tasks", "agentgym_clinical.verify", "agentgym_knowledge.clinical_facts",
-              "agentgym_fhir.calculators", "agentgym_fhir.vocab.labs", "agentgym.tasks", "agentgym.answers")
+              "agentgym_fhir.calculators", "agentgym_fhir.vocab.labs", "agentgym_fhir.codes", "agentgym.tasks",
+              "agentgym.answers")
 
 
 def cache_key() -> str:
