@@ -222,6 +222,65 @@ def check_reward_range(env: gym.Env[Any, Any], samples: int, seed: int) -> str:
     return f"{len(tasks)} tasks x {count} hostile answers: every reward finite, in [{low:g}, {high:g}], none paid the maximum"
 
 
+def _holds_task(value: Any, depth: int = 4, seen: set[int] | None = None) -> str | None:
+    """The path to a `Task` reachable from `value` through attributes and containers (`depth` levels), or None."""
+    from agentgym.tasks import Task
+
+    seen = set() if seen is None else seen
+    if isinstance(value, Task):
+        return ""
+    if depth == 0 or id(value) in seen or isinstance(value, (str, bytes, int, float, bool, type(None))):
+        return None
+    seen.add(id(value))
+    children: list[tuple[str, Any]] = []
+    if isinstance(value, dict):
+        children = [(f"[{key!r}]", item) for key, item in list(value.items())[:200]]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        children = [(f"[{index}]", item) for index, item in enumerate(list(value)[:200])]
+    else:
+        fields = getattr(value, "__dict__", None)
+        if isinstance(fields, dict):
+            children = [(f".{key}", item) for key, item in fields.items()]
+        for key in getattr(type(value), "__slots__", ()):
+            if isinstance(key, str) and hasattr(value, key):
+                children.append((f".{key}", getattr(value, key)))
+    for label, child in children:
+        found = _holds_task(child, depth - 1, seen)
+        if found is not None:
+            return label + found
+    return None
+
+
+def check_domain_contracts(env: gym.Env[Any, Any], samples: int, seed: int) -> str:
+    """The contracts docs/new-env.md states for every domain: each task's verifier is registered once the env is
+    made (not only when some module happens to be imported at grading time); the episode state the tools and
+    hints receive holds no `Task` (so no tool can read the gold); a failed call is flagged in
+    `info["call_error"]`, whatever its text; and the same task resets to the same prompt."""
+    from agentgym.env import ToolEnv
+    from agentgym.rewards import available_verifiers
+
+    inner = env.unwrapped
+    tasks = _sample_tasks(env, samples, seed)
+    if getattr(type(inner), "verify", None) is ToolEnv.verify:  # the env grades through the task's named verifier
+        missing = sorted({task.verifier.name for task in inner.task_set} - set(available_verifiers()))  # type: ignore[attr-defined]
+        if missing:
+            raise AssertionError(f"tasks name verifiers that are not registered when the env is made: {missing}; "
+                                 "import the module that defines them in the env's module")
+    for task in tasks:
+        prompt, _ = env.reset(options={"task_id": task.id})
+        path = _holds_task(getattr(inner, "state", None))
+        if path is not None:
+            raise AssertionError(f"task {task.id}: the episode state holds the Task at state{path}; tools and hints "
+                                 "receive the state, so keep only what the agent may see there")
+        if env.reset(options={"task_id": task.id})[0] != prompt:
+            raise AssertionError(f"task {task.id}: two resets gave different prompts")
+        info = env.step({"name": "no_such_tool_for_check", "arguments": {}})[4]
+        if "call_error" not in info:
+            raise AssertionError("a call of an unknown tool is not flagged in info['call_error']")
+    return (f"{len(tasks)} tasks: verifiers registered at make, no Task in the episode state, failed calls "
+            "flagged, one prompt per task")
+
+
 def run_checks(env_id: str, *, samples: int = 20, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
                ) -> list[CheckResult]:
     """Run every check on a fresh instance of `env_id`. Never raises for a failing check."""
@@ -235,6 +294,7 @@ def run_checks(env_id: str, *, samples: int = 20, seed: int = 0, env_kwargs: dic
         ("do-nothing floor", lambda: check_floor(env, min(samples, 5) if samples > 0 else 0, seed)),
         ("no gold at reset", lambda: check_no_gold_before_end(env, samples, seed)),
         ("rewards finite and in range", lambda: check_reward_range(env, min(samples, 3) if samples > 0 else 0, seed)),
+        ("domain contracts", lambda: check_domain_contracts(env, min(samples, 5) if samples > 0 else 0, seed)),
     ]
     try:
         for name, function in checks:

@@ -11,10 +11,16 @@ import pytest
 
 import agentgym
 from agentgym import Task, ToolEnv, verifier
-from agentgym.check import check_floor, check_no_gold_before_end, check_reward_range, run_checks
-from agentgym.registry import registered
+from agentgym.check import (
+    check_domain_contracts,
+    check_floor,
+    check_no_gold_before_end,
+    check_reward_range,
+    run_checks,
+)
+from agentgym.registry import installed
 
-PLUGIN_ENVS = [record.id for record in registered() if record.distribution != "(direct)"]
+PLUGIN_ENVS = [record.id for record in installed()]
 
 
 @verifier("test-pays-empty")
@@ -63,5 +69,29 @@ def test_every_registered_env_meets_the_reward_bar(env_id: str) -> None:
         check_floor(env, 3, 0)
         check_no_gold_before_end(env, 20, 0)
         check_reward_range(env, 1, 0)
+    finally:
+        env.close()
+
+
+class TaskInStateEnv(ToolEnv):
+    """A domain whose episode state carries the task, so any tool could read the gold."""
+
+    def begin_episode(self, task: Task) -> Any:
+        return {"records": [], "context": {"current": task}}
+
+
+def test_a_task_reachable_from_the_episode_state_is_flagged() -> None:
+    env = TaskInStateEnv(tasks=_broken_env().task_set)
+    with pytest.raises(AssertionError, match=r"holds the Task at state\['context'\]\['current'\]"):
+        check_domain_contracts(env, 2, 0)
+    clean = ToolEnv(tasks=_broken_env().task_set)
+    assert "no Task in the episode state" in check_domain_contracts(clean, 2, 0)
+
+
+@pytest.mark.parametrize("env_id", PLUGIN_ENVS)
+def test_every_installed_env_honours_the_domain_contracts(env_id: str) -> None:
+    env = gym.make(env_id)
+    try:
+        check_domain_contracts(env, 3, 0)
     finally:
         env.close()

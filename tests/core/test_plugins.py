@@ -107,7 +107,7 @@ def test_check_passes_on_the_plugin(plugin_path: Path) -> None:
     result = run_python("from agentgym.cli import main; main(['check', 'Zoo-v0'])", plugin_path)
     assert result.returncode == 0, result.stdout + result.stderr
     # Gymnasium, oracle, garbage, seeds, and the RFC 008 reward bar (floor, no gold at reset, reward range)
-    assert result.stdout.count("PASS") == 7 and "FAIL" not in result.stdout
+    assert result.stdout.count("PASS") == 8 and "FAIL" not in result.stdout
 
 
 def test_import_agentgym_registers_every_env_without_importing_any() -> None:

@@ -138,10 +138,10 @@ def test_answer_task_with_bad_bytes_is_solvable(club: Path) -> None:
 
 def test_every_episode_of_a_task_shares_one_gold_result(env: gym.Env) -> None:
     env.reset(options={"task_id": "club-0"})
-    first = env.unwrapped.state.golds()[0]
+    first = env.unwrapped._grading.golds()[0]  # the grader side the env keeps apart from the tools
     first_keys = first.keys
     env.reset(options={"task_id": "club-0"})
-    second = env.unwrapped.state.golds()[0]
+    second = env.unwrapped._grading.golds()[0]
     assert second is first and second.keys is first_keys
     _, reward, *_ = env.step({"name": "submit", "arguments": {"sql": "SELECT city, COUNT(id) FROM Member GROUP BY 1"}})
     assert reward == 1.0

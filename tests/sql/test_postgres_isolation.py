@@ -97,10 +97,12 @@ def test_session_locks_are_released_at_reset(env: gym.Env, postgres_server: str,
 
 def test_the_grader_reads_through_its_own_session(env: gym.Env) -> None:
     env.reset(options={"task_id": retail_tasks(env)[0]})
-    state = env.unwrapped.state
-    assert state.grader is not state.engine
+    state = env.unwrapped.state  # what the tools receive: it does not reach the grader's session
+    assert not hasattr(state, "grader") and not hasattr(state, "task")
+    grading = env.unwrapped._grading  # the grader's side, kept by the env
+    assert grading.grader is not grading.engine
     agent_pid = state.engine.execute("SELECT pg_backend_pid() AS pid").rows[0][0]
-    grader_pid = state.grader.execute("SELECT pg_backend_pid() AS pid").rows[0][0]
+    grader_pid = grading.grader.execute("SELECT pg_backend_pid() AS pid").rows[0][0]
     assert agent_pid != grader_pid
 
 

@@ -25,7 +25,7 @@ from agentgym import Score, Task
 from agentgym.diagnosis import TurnRecord, ending_call, episode_calls, in_order
 
 from .data.engines import SqlError
-from .tools import SqlEpisode
+from .tools import SqlGrading
 from .verify import _answer_row_matches, _covered, answer_rows, compare, normalize_rows, row_limit
 
 QUERY_DOES_NOT_PARSE = "query_does_not_parse"  # an engine or sqlglot could not parse a query
@@ -120,7 +120,7 @@ def _answer_labels(value: Any, gold: Sequence[list[Any]], match: str) -> list[st
     return []
 
 
-def _submission_labels(task: Task, state: SqlEpisode, arguments: Any) -> list[str]:
+def _submission_labels(task: Task, state: SqlGrading, arguments: Any) -> list[str]:
     """What the failed submission got wrong, by comparing its result with the gold's."""
     params = task.verifier.params
     match = str(params.get("match", "set"))
@@ -157,7 +157,7 @@ def sql_labels(task: Task, state: Any, turns: Sequence[TurnRecord], score: Score
     ending = ending_call(turns)
     if score.components.get("query_limit") or QUERY_TIMEOUT in error_labels(score.message):
         found.add(QUERY_TIMEOUT)  # the grader stopped the submission: a re-run here must not relabel it
-    elif ending is not None and score.value < 1.0 and isinstance(state, SqlEpisode) \
+    elif ending is not None and score.value < 1.0 and isinstance(state, SqlGrading) \
             and ending.name in ("submit", "submit_answer"):
         found.update(_submission_labels(task, state, ending.arguments))
     return in_order(found, LABELS)

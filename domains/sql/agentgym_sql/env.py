@@ -42,7 +42,7 @@ from .data.engines import (
 )
 from .diagnosis import sql_labels
 from .tasks import default_tasks, transpile
-from .tools import TOOLS, SqlEpisode
+from .tools import TOOLS, SqlEpisode, SqlGrading
 
 BACKENDS = ("sqlite", "duckdb", "postgres")
 # A hard task's careful solution reads up to 8 tables (describe each), looks once at each of up to 4 traps of
@@ -117,6 +117,7 @@ class SqlEnv(ToolEnv):
         super().__init__(task_set, TOOLS, **kwargs)
         self._held: dict[tuple[str, str], tuple[tuple[str, str, str, int], Engine]] = {}
         self._schemas: dict[str, dict[str, set[str]]] = {}
+        self._grading: SqlGrading | None = None  # the episode's grader side, never handed to a tool
 
     # ------------------------------------------------------------------ episode state
     def begin_episode(self, task: Task) -> SqlEpisode:
@@ -129,8 +130,16 @@ class SqlEnv(ToolEnv):
         dialect = task.metadata.get("dialect", "sqlite")
         gold_sql = gold.get(self.backend) or transpile(gold[dialect], dialect, self.backend)
         spec = DATABASES.get(database) if "database_path" not in task.metadata else None
-        return SqlEpisode(task=task, engine=engine, source=source, database=database, gold_sql=gold_sql, spec=spec,
-                          grader=grader)
+        episode = SqlEpisode(engine=engine, source=source, database=database, spec=spec,
+                             mode=str(task.verifier.params.get("mode", "sql")))
+        # The grader's side stays with the env: the tools and hints get `episode`, which holds no task or gold.
+        self._grading = SqlGrading(episode=episode, task=task, gold_sql=gold_sql, grader=grader)
+        return episode
+
+    def verify(self, task: Task, submission: Any, state: Any) -> Score:
+        """The task's named verifier, given the episode's grading side (`SqlGrading`: the episode, task and gold)."""
+        grading = self._grading if self._grading is not None and state is self._grading.episode else state
+        return super().verify(task, submission, grading)
 
     def end_episode(self, state: Any) -> None:
         """Nothing per episode: engines are read-only and shared, released on `close`."""
@@ -211,7 +220,7 @@ class SqlEnv(ToolEnv):
     def diagnose_extra(self, turns: Sequence[TurnRecord], score: Score) -> list[str]:
         """SQL-v0's diagnosis labels (`agentgym_sql.diagnosis`, docs/diagnosis.md)."""
         assert self.task is not None
-        return sql_labels(self.task, self.state, turns, score)
+        return sql_labels(self.task, self._grading, turns, score)
 
     def feedback_hints(self, call: ToolCall, outcome: ToolOutcome, view: Any) -> list[Any]:
         """SQL-v0's hints (`agentgym_sql.feedback`, docs/feedback.md): read from the schema, never the gold."""

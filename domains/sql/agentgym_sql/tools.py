@@ -41,30 +41,38 @@ def _in_dialect(sql: str, source: str, target: str) -> str:
 
 @dataclass
 class SqlEpisode:
-    """The state tools receive: the task, a read-only engine on its database and what the episode saw.
+    """The state tools receive: a read-only engine on the task's database and what the episode saw. It holds no
+    task and no gold (the grader's side is `SqlGrading`, which the env keeps apart), so no tool or hint can
+    reach the answer."""
+
+    engine: Engine
+    source: str  # identifies the database the engine reads (cache key), never shown to the agent
+    database: str
+    mode: str = "sql"  # "sql": the answer is a query (submit); "answer": a value (submit_answer)
+    spec: DatabaseSpec | None = None
+    seen_queries: set[str] = field(default_factory=set, repr=False)
+
+
+@dataclass
+class SqlGrading:
+    """What the verifier and the diagnosis receive: the episode, its task and the gold, kept by the env and never
+    handed to a tool. Reads the episode's fields through (`grading.engine` is the episode's engine).
 
     `grader` is the engine gold queries run on: the agent's own engine where a session holds no state (SQLite,
     DuckDB), on PostgreSQL a separate session on which no agent-written SQL ever runs (a submitted query runs
     on the agent's session, like its execute_sql calls).
     """
 
+    episode: SqlEpisode
     task: Task
-    engine: Engine
-    source: str  # identifies the database the engine reads (cache key), never shown to the agent
-    database: str
     gold_sql: str
-    spec: DatabaseSpec | None = None
-    grader: Engine = None  # type: ignore[assignment]  # set in __post_init__ when not given
-    seen_queries: set[str] = field(default_factory=set, repr=False)
+    grader: Engine
     _golds: list[GoldResult] | None = field(default=None, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.grader is None:
-            self.grader = self.engine
-
-    @property
-    def mode(self) -> str:
-        return str(self.task.verifier.params.get("mode", "sql"))
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.episode, name)
 
     def gold_rows(self) -> GoldResult:
         """The gold query's normalised result on this engine (the stored answer when it was made here)."""
@@ -87,7 +95,7 @@ class SqlEpisode:
 
     def _run_gold(self, sql: str) -> GoldResult:
         """The result of gold `sql` on the grader's engine, run once per process and database."""
-        key = (self.source, sql)
+        key = (self.episode.source, sql)
         with _gold_lock:
             cached = _gold_results.get(key)
         if cached is None:
