@@ -274,6 +274,10 @@ _LETTER_ONLY = re.compile(
 # "b. simple goiter", "(b) simple goiter", "b) simple goiter", "b: simple goiter"
 _LETTER_AND_TEXT = re.compile(r"^[(\[]?([a-z])(?:[.):\]]|\s+-)\s*(.+)$")
 _MARKUP = re.compile(r"[*_`#]+")
+_LEADING_LETTER = re.compile(
+    r"^(?:(?:the\s+)?(?:final\s+|correct\s+)?(?:answer|option|choice)\s*(?:is\s*)?[:=-]?\s*)?[(\[]?([a-z])[)\]]?"
+    r"\s*[(\[,;:]"
+)
 _OPTION_WORD = re.compile(r"[^\W_]+(?:[.,][^\W_]+)*")
 # Words too common to pick an option alone ("of" is in many options' text).
 _FILLER_WORDS = frozenset({
@@ -293,6 +297,7 @@ _SPELLING_FOLDS = (
     (re.compile(r"(?<![\w])([^\W\d_]{2,})ies(?![\w])"), r"\1y"),
     (re.compile(r"(?<![\w])([^\W\d_]{3,}[^\W\d_sui])s(?![\w])"), r"\1"),
     (re.compile(r"(?<![\w])qtc(?![\w])"), "qt"),  # "QTc prolongation" is "QT prolongation"
+    (re.compile(r"(?<![\w])anti-(?=[^\W\d_])"), "anti"),  # "anti-seizure" is "antiseizure"
     # British drug names for the same substance (the International Nonproprietary Name and the US one).
     (re.compile(r"(?<![\w])noradrenaline(?![\w])"), "norepinephrine"),
     (re.compile(r"(?<![\w])adrenaline(?![\w])"), "epinephrine"),
@@ -455,7 +460,13 @@ def _read_option_key(text: str, keys: Sequence[str], question: str) -> int | Non
     if combined and combined.group(1) in letters:
         chosen = letters.index(combined.group(1))
         return chosen if _by_text(option_key(combined.group(2)), keys, question) == chosen else None
-    return _by_text(text, keys, question)
+    by_text = _by_text(text, keys, question)
+    # A leading letter before a bracket, comma or colon ("D (bleeding)", "answer D, bleeding") must agree with
+    # the text it comes with; "A biguanide" (an article) is not such a letter.
+    leading = _LEADING_LETTER.match(text)
+    if by_text is not None and leading and leading.group(1) in letters and letters.index(leading.group(1)) != by_text:
+        return None
+    return by_text
 
 
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?!\d)")

@@ -142,3 +142,18 @@ def test_every_code_a_code_lookup_question_offers_is_one_lookup_code_finds() -> 
         system = task.metadata["system"].lower().replace("-", "")
         for option in task.metadata["options"]:
             assert codes.lookup(system, option).code, (task.id, option)
+
+
+def test_a_leading_letter_must_agree_with_the_text_after_it() -> None:
+    # Playtest #74: "D (bleeding)" and "Answer: C (bleeding)" scored 1 when bleeding was option A.
+    risks = ["bleeding", "cardiac glycoside toxicity", "myopathy", "QT prolongation", "hyperkalemia"]
+    for raw in ("D (bleeding)", "Answer: C (bleeding)", "answer D, bleeding", "d: bleeding"):
+        assert read_choice(raw, risks) is None, raw
+    for raw in ("A (bleeding)", "Answer: A (bleeding)", "answer A, bleeding", "A bleeding risk", "bleeding"):
+        assert read_choice(raw, risks) == 0, raw
+
+
+def test_anti_with_a_hyphen_is_one_word() -> None:
+    # Playtest #73: "anti-seizure medicine" scored 0 for "antiseizure medicine".
+    assert read_choice("anti-seizure medicine", ["antiseizure medicine", "beta blocker"]) == 0
+    assert read_choice("Anti-seizure", ["antiseizure medicine", "beta blocker"]) == 0
