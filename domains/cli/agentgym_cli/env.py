@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -128,6 +129,21 @@ class CliEnv(ToolEnv):
         return hints(call, outcome, view)
 
 
+FIXTURES_VARIABLE = "AGENTGYM_CLI_FIXTURES"
+
+
+def _fixtures_from_environment() -> int | None:
+    """`$AGENTGYM_CLI_FIXTURES`: a smaller default world (its first N workspaces, the same tasks as the full
+    set's), for test suites and quick looks; building all 100 takes minutes."""
+    value = os.environ.get(FIXTURES_VARIABLE, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 4:
+        raise ValueError(f"${FIXTURES_VARIABLE}={value!r}: give a whole number of workspaces, at least 4 (every "
+                         "4th is a test workspace)")
+    return int(value)
+
+
 def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, backend: str = "auto",
              seed: int = 0, fixtures: int | None = None, **kwargs: Any) -> CliEnv:
     """Make CLI-v0.
@@ -138,8 +154,8 @@ def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, back
         backend: Sandbox backend, "docker", "local" or "auto" (Docker where a daemon answers; the weaker local
             backend only with `allow_weak_isolation=True`, `AGENTGYM_ALLOW_WEAK_ISOLATION=1`, or by name).
         seed: Seed of the generated task set when `tasks` is not given.
-        fixtures: Workspaces in the generated task set (default 100, about 3,400 tasks; with `split`, only that
-            split's workspaces are built).
+        fixtures: Workspaces in the generated task set (default `$AGENTGYM_CLI_FIXTURES`, else 100, about 3,400
+            tasks; with `split`, only that split's workspaces are built).
         **kwargs: `split`, `families`, `max_turns` (default 40), `command_timeout` (seconds per shell call,
             default 20), `pool_size` (warm sandboxes, default 2), `allow_weak_isolation` (default False) and the
             other `ToolEnv` options.
@@ -148,6 +164,7 @@ def make_env(tasks: TaskSet | Sequence[Task] | str | Path | None = None, *, back
         from agentgym_cli.tasks import DEFAULT_FIXTURES, generate
 
         split = kwargs.get("split")  # build only the workspaces of the split asked for
-        tasks = generate(seed, fixtures=fixtures or DEFAULT_FIXTURES, backend=backend,
+        fixtures = fixtures or _fixtures_from_environment() or DEFAULT_FIXTURES
+        tasks = generate(seed, fixtures=fixtures, backend=backend,
                          split=split if split in ("train", "test") else None)
     return CliEnv(tasks, backend=backend, **kwargs)
