@@ -91,7 +91,7 @@ def test_the_issue_25_constant_answers_win_at_most_half_of_their_template(family
     import gymnasium as gym
 
     require_backend("docker")
-    env = gym.make("CLI-v0", backend="docker")
+    env = gym.make("CLI-v0", backend="docker", fixtures=40)  # 40 workspaces: at least 10 tasks of each template
     try:
         ids = sorted(task.id for task in env.unwrapped.task_set
                      if task.family == family and task.metadata.get("template") == template)
