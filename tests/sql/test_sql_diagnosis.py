@@ -11,7 +11,6 @@ from agentgym_sql.diagnosis import LABELS
 from agentgym_sql.env import SqlEnv
 
 FILTER_TASK = "sql-retail-filters-0000"   # product_name of products with unit_price <= 60.84 (set match)
-ORDERED_TASK = "sql-retail-filters-0004"  # full_name of some customers ORDER BY full_name, customer_id
 MULTISET_TASK = "sql-retail-topk_ties-0000"  # the cheapest products' names (multiset match)
 ANSWER_TASK = "sql-retail-aggregates-0001"  # a count, asked as a value (submit_answer)
 GOLD = "SELECT product_name FROM products WHERE unit_price <= 60.84"
@@ -80,9 +79,13 @@ def test_result_superset_subset_empty_and_shape(env: SqlEnv) -> None:
 
 
 def test_wrong_order_and_duplicate_rows(env: SqlEnv) -> None:
-    gold = env.task_set.get(ORDERED_TASK).metadata["gold_sql"]["sqlite"]
-    reversed_order = gold.replace("ORDER BY full_name, customer_id", "ORDER BY full_name DESC, customer_id")
-    assert diagnosis(env, ORDERED_TASK, [submit(reversed_order)])["domain"] == ["wrong_order"]
+    # An ordered task found by its gold (task ids move when the task set is rebuilt), its order reversed.
+    order = "ORDER BY product_name, product_id"
+    ordered = next(task for task in env.task_set if task.metadata.get("database") == "retail"
+                   and task.verifier.params.get("match") == "ordered" and task.metadata["gold_sql"]["sqlite"].endswith(order)
+                   and " WHERE " in task.metadata["gold_sql"]["sqlite"])
+    reversed_order = ordered.metadata["gold_sql"]["sqlite"].replace(order, "ORDER BY product_name DESC, product_id")
+    assert diagnosis(env, ordered.id, [submit(reversed_order)])["domain"] == ["wrong_order"]
     cheapest = env.task_set.get(MULTISET_TASK).metadata["gold_sql"]["sqlite"]
     assert diagnosis(env, MULTISET_TASK, [submit(f"{cheapest} UNION ALL {cheapest}")])["domain"] == ["duplicate_rows"]
 
