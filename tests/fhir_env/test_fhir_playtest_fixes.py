@@ -70,3 +70,13 @@ def test_a_daily_dose_may_be_written_per_day(submission: object, expected: float
 @pytest.mark.parametrize("submission", ["600 mg three times daily", "600 mg TID", "300 mg every 8 hours", "600 mg twice a day"])
 def test_a_dose_per_administration_is_not_the_daily_total(submission: str) -> None:
     assert score_answer(600, submission, kind="number", tolerance=0, unit="mg", daily=True).value == 0.0
+
+
+def test_a_one_code_list_is_that_code_and_two_codes_are_a_hedge() -> None:
+    """FHIR playtest #2: `["M54.17"]` for "that one code" scored 0; a list of two codes is still no answer."""
+    from agentgym_fhir.verify import normalize_code
+
+    for spelling in (["M54.17"], '["M54.17"]', "M54.17", ("m54.17",), {"code": "M54.17"}):
+        assert normalize_code(spelling) == "M5417", spelling
+    for hedge in (["M54.17", "M54.16"], '["M54.17", "M54.16"]', "M54.17, M54.16", [], "[]"):
+        assert normalize_code(hedge) == "", hedge

@@ -120,8 +120,14 @@ def normalize_code(value: Any) -> str:
     """`'e11.9'`, `'E119'`, `'http://...|E11.9'`, `{"code": "E11.9"}` -> `'E119'` (dots, case and system ignored).
 
     Anything that is not one code reads as "": several codes ("E11.9, I10", "E11.9 or I10", "I10|E11.9"), or
-    a "system|code" whose system part is not a code system.
+    a "system|code" whose system part is not a code system. A list of exactly one code, sent as a JSON array or
+    as its text ('["M54.17"]'), is that code (FHIR playtest #2).
     """
+    if isinstance(value, str) and value.strip().startswith("["):
+        items = answers.split_items(value)
+        value = items if len(items) != 1 else items[0]
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
     if isinstance(value, dict):
         value = value.get("code", "")
     if value is None or isinstance(value, (list, tuple, set, dict, bool)):
