@@ -62,7 +62,7 @@ def test_hostile_run_leaves_every_file_unchanged(backend: str) -> None:
 
 def test_timeout_message_is_readable_and_engine_recovers() -> None:
     engine = SqliteEngine(ensure_sqlite(DATABASES["retail"]), timeout_s=0.3)
-    with pytest.raises(Exception, match="longer than 0.3 s"):
+    with pytest.raises(Exception, match="longer than 0.3 s|more than 40,000,000 steps"):
         engine.execute("SELECT COUNT(*) FROM order_items a, order_items b, order_items c")
     assert engine.execute("SELECT COUNT(*) FROM stores").rows == [(16,)]
     engine.close()
