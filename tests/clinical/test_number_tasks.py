@@ -168,6 +168,7 @@ def test_generated_tasks_are_cached_and_rebuilt_when_the_generator_changes(
     monkeypatch.setenv("AGENTGYM_CACHE", str(tmp_path))
     few = [task for task in default_tasks(0)][:30]  # the cache is under test here, not the generator
     calls: list[int] = []
+    # A spy on the real generator entry point: counts builds, so the test sees the cache serve the second make.
     monkeypatch.setattr(clinical_tasks, "generate", lambda seed: calls.append(seed) or few)
     clinical_tasks.default_tasks.cache_clear()
     try:

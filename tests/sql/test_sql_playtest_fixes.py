@@ -81,6 +81,7 @@ def test_a_draft_its_decoy_answers_is_left_out(monkeypatch: pytest.MonkeyPatch) 
         return [base.Draft(nested.FAMILY, "kept?", gold, decoys=(same,)),
                 base.Draft(nested.FAMILY, "kept!", gold + " ", decoys=(different,))]
 
+    # A family whose draft a decoy answers, built on purpose: the real data no longer makes one.
     monkeypatch.setattr(nested, "generate", family)
     tasks = generate(0, databases=["school"], families=["nested"], per_family=5)
     assert [task.metadata["question"] for task in tasks] == ["kept!"]
